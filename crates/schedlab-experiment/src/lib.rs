@@ -1,0 +1,1 @@
+//! schedlab-experiment (skeleton; see ARCHITECTURE.md).

@@ -1,0 +1,1 @@
+//! schedlab-host (skeleton; see ARCHITECTURE.md).

@@ -1,0 +1,1 @@
+//! schedlab-policies (skeleton; see ARCHITECTURE.md).

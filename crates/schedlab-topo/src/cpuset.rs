@@ -1,0 +1,202 @@
+//! A fixed-capacity CPU bitmask, the simulator's `cpumask`.
+//!
+//! Dense, allocation-free after construction, and iterated in CPU-id order, so every scan
+//! over it is deterministic. `iter_wrap(start)` gives the kernel's ring order
+//! (`for_each_cpu_wrap`), which matters because idle scans are first-fit.
+
+use std::fmt;
+
+/// Dense CPU index. The kernel's own CPU numbering is kept: CPU `i` here is CPU `i` there.
+pub type CpuId = usize;
+
+/// A set of CPUs, stored as a bitmask of `nr_cpus` bits.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct CpuSet {
+    words: Vec<u64>,
+    nr_cpus: usize,
+}
+
+impl CpuSet {
+    /// The empty set on a machine of `nr_cpus` CPUs.
+    pub fn new(nr_cpus: usize) -> Self {
+        CpuSet { words: vec![0; nr_cpus.div_ceil(64)], nr_cpus }
+    }
+
+    /// All CPUs `0..nr_cpus`.
+    pub fn full(nr_cpus: usize) -> Self {
+        let mut s = Self::new(nr_cpus);
+        for c in 0..nr_cpus {
+            s.insert(c);
+        }
+        s
+    }
+
+    /// The set holding the given CPUs.
+    pub fn from_cpus(nr_cpus: usize, cpus: impl IntoIterator<Item = CpuId>) -> Self {
+        let mut s = Self::new(nr_cpus);
+        for c in cpus {
+            s.insert(c);
+        }
+        s
+    }
+
+    /// Capacity in CPUs (the machine size, not the number of members).
+    pub fn nr_cpus(&self) -> usize {
+        self.nr_cpus
+    }
+
+    /// Adds `cpu`. Panics if it is outside the machine (a bug, not an input error).
+    #[inline]
+    pub fn insert(&mut self, cpu: CpuId) {
+        assert!(cpu < self.nr_cpus, "cpu {cpu} outside a {}-cpu set", self.nr_cpus);
+        self.words[cpu / 64] |= 1u64 << (cpu % 64);
+    }
+
+    /// Removes `cpu`.
+    #[inline]
+    pub fn remove(&mut self, cpu: CpuId) {
+        if cpu < self.nr_cpus {
+            self.words[cpu / 64] &= !(1u64 << (cpu % 64));
+        }
+    }
+
+    /// Whether `cpu` is a member.
+    #[inline]
+    pub fn contains(&self, cpu: CpuId) -> bool {
+        cpu < self.nr_cpus && self.words[cpu / 64] & (1u64 << (cpu % 64)) != 0
+    }
+
+    /// Number of members (`cpumask_weight`).
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set has no member.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// Lowest member.
+    pub fn first(&self) -> Option<CpuId> {
+        self.iter().next()
+    }
+
+    /// Members in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        self.words.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(wi * 64 + b)
+            })
+        })
+    }
+
+    /// Members in ring order starting at `start` (inclusive) and wrapping, like the
+    /// kernel's `for_each_cpu_wrap`.
+    pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
+        let start = if self.nr_cpus == 0 { 0 } else { start % self.nr_cpus };
+        self.iter().filter(move |&c| c >= start).chain(self.iter().filter(move |&c| c < start))
+    }
+
+    /// Set intersection.
+    pub fn and(&self, other: &CpuSet) -> CpuSet {
+        let mut r = self.clone();
+        r.and_assign(other);
+        r
+    }
+
+    /// In-place intersection.
+    pub fn and_assign(&mut self, other: &CpuSet) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a &= *b;
+        }
+    }
+
+    /// Set union.
+    pub fn or(&self, other: &CpuSet) -> CpuSet {
+        let mut r = self.clone();
+        r.or_assign(other);
+        r
+    }
+
+    /// In-place union.
+    pub fn or_assign(&mut self, other: &CpuSet) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a |= *b;
+        }
+    }
+
+    /// In-place difference.
+    pub fn andnot_assign(&mut self, other: &CpuSet) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a &= !*b;
+        }
+    }
+
+    /// Whether the two sets share a member.
+    pub fn intersects(&self, other: &CpuSet) -> bool {
+        self.words.iter().zip(other.words.iter()).any(|(a, b)| a & b != 0)
+    }
+
+    /// Whether every member of `self` is in `other`.
+    pub fn is_subset(&self, other: &CpuSet) -> bool {
+        self.words.iter().zip(other.words.iter()).all(|(a, b)| a & !b == 0)
+    }
+
+    /// The kernel's cpulist form, e.g. `0-9,20-29`.
+    pub fn to_list_string(&self) -> String {
+        let mut out = String::new();
+        let mut it = self.iter().peekable();
+        while let Some(lo) = it.next() {
+            let mut hi = lo;
+            while it.peek() == Some(&(hi + 1)) {
+                hi = it.next().unwrap_or(hi);
+            }
+            if !out.is_empty() {
+                out.push(',');
+            }
+            if lo == hi {
+                out.push_str(&lo.to_string());
+            } else {
+                out.push_str(&format!("{lo}-{hi}"));
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Debug for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{{{}}}", self.to_list_string())
+    }
+}
+
+impl fmt::Display for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_list_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_order_starts_at_target() {
+        let s = CpuSet::from_cpus(8, [1, 3, 5, 7]);
+        assert_eq!(s.iter_wrap(4).collect::<Vec<_>>(), vec![5, 7, 1, 3]);
+        assert_eq!(s.iter_wrap(0).collect::<Vec<_>>(), vec![1, 3, 5, 7]);
+    }
+
+    #[test]
+    fn list_string_compresses_ranges() {
+        let s = CpuSet::from_cpus(130, [0, 1, 2, 3, 5, 64, 65, 129]);
+        assert_eq!(s.to_list_string(), "0-3,5,64-65,129");
+        assert_eq!(s.count(), 8);
+    }
+}

@@ -1,0 +1,351 @@
+//! The sched-domain tree, built the way the kernel builds it (linux-wakeup.md §2).
+//!
+//! ```text
+//!   NUMA[k] ⊃ … ⊃ PKG ⊃ MC (LLC) ⊃ CLS ⊃ SMT        (per CPU, bottom-up)
+//! ```
+//! Each CPU gets a chain of domains, lowest first. A level whose span equals its child's is
+//! *degenerate* and dropped. Each domain's groups are its child's spans (single CPUs at the
+//! bottom); NUMA levels have overlapping groups. Flags and numeric parameters follow the
+//! era selected with [`DomainEra`]; values marked [M] in the spec (2.6.x intervals and
+//! busy factors) are reconstructions and documented as such.
+
+use crate::cpuset::{CpuId, CpuSet};
+use crate::model::Topology;
+
+/// `SD_*` flag bits (names follow the kernel; values are our own).
+pub mod flags {
+    /// Balance when about to become idle.
+    pub const BALANCE_NEWIDLE: u32 = 1 << 0;
+    /// Balance on exec.
+    pub const BALANCE_EXEC: u32 = 1 << 1;
+    /// Balance on fork.
+    pub const BALANCE_FORK: u32 = 1 << 2;
+    /// Balance on wakeup (off by default since 2.6.32).
+    pub const BALANCE_WAKE: u32 = 1 << 3;
+    /// Wake affine: the waker's CPU may be chosen for the wakee.
+    pub const WAKE_AFFINE: u32 = 1 << 4;
+    /// Members share CPU capacity (SMT).
+    pub const SHARE_CPUCAPACITY: u32 = 1 << 5;
+    /// Members share the LLC (`SD_SHARE_PKG_RESOURCES`, later `SD_SHARE_LLC`).
+    pub const SHARE_LLC: u32 = 1 << 6;
+    /// Members share a cluster.
+    pub const CLUSTER: u32 = 1 << 7;
+    /// Only one CPU balances this level at a time.
+    pub const SERIALIZE: u32 = 1 << 8;
+    /// Prefer moving tasks to siblings with spare capacity.
+    pub const PREFER_SIBLING: u32 = 1 << 9;
+    /// A NUMA level.
+    pub const NUMA: u32 = 1 << 10;
+    /// Periodic load balancing is on for this level.
+    pub const LOAD_BALANCE: u32 = 1 << 11;
+
+    /// Names, for display.
+    pub const NAMES: &[(u32, &str)] = &[
+        (LOAD_BALANCE, "LOAD_BALANCE"),
+        (BALANCE_NEWIDLE, "BALANCE_NEWIDLE"),
+        (BALANCE_EXEC, "BALANCE_EXEC"),
+        (BALANCE_FORK, "BALANCE_FORK"),
+        (BALANCE_WAKE, "BALANCE_WAKE"),
+        (WAKE_AFFINE, "WAKE_AFFINE"),
+        (SHARE_CPUCAPACITY, "SHARE_CPUCAPACITY"),
+        (SHARE_LLC, "SHARE_PKG_RESOURCES"),
+        (CLUSTER, "CLUSTER"),
+        (SERIALIZE, "SERIALIZE"),
+        (PREFER_SIBLING, "PREFER_SIBLING"),
+        (NUMA, "NUMA"),
+    ];
+
+    /// Flag names joined with `|`.
+    pub fn describe(f: u32) -> String {
+        NAMES.iter().filter(|(b, _)| f & b != 0).map(|(_, n)| *n).collect::<Vec<_>>().join("|")
+    }
+}
+
+/// Which kernel generation's domain parameters to use (linux-wakeup.md §2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DomainEra {
+    /// 2.6.2x – 2.6.3x: busy_factor 64 (NUMA 32), imbalance 125, intervals 1–4 ms [M].
+    Linux26,
+    /// 3.x – 5.9: busy_factor 32, imbalance SMT 110 / MC 117 / others 125, intervals by weight [M].
+    Linux3,
+    /// 5.10 – 7.x: busy_factor 16, imbalance SMT 110 / others 117, intervals by weight.
+    #[default]
+    Linux510,
+}
+
+/// Topology level of a domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DomainLevel {
+    /// Hardware threads of one core.
+    Smt,
+    /// A cluster (shared L2 or L3 tags).
+    Cls,
+    /// Cores sharing the LLC.
+    Mc,
+    /// A package (called DIE before ~6.7).
+    Pkg,
+    /// The CPUs of one NUMA node (usually degenerates into PKG).
+    Node,
+    /// The k-th NUMA distance level.
+    Numa(u8),
+}
+
+impl DomainLevel {
+    /// The kernel's name for the level.
+    pub fn name(&self) -> String {
+        match self {
+            DomainLevel::Smt => "SMT".into(),
+            DomainLevel::Cls => "CLS".into(),
+            DomainLevel::Mc => "MC".into(),
+            DomainLevel::Pkg => "PKG".into(),
+            DomainLevel::Node => "NODE".into(),
+            DomainLevel::Numa(k) => format!("NUMA{k}"),
+        }
+    }
+}
+
+/// One sched domain of one CPU.
+#[derive(Clone, Debug)]
+pub struct SchedDomain {
+    /// Level.
+    pub level: DomainLevel,
+    /// Index of this domain in the CPU's chain (0 = lowest).
+    pub index: usize,
+    /// CPUs covered.
+    pub span: CpuSet,
+    /// Number of CPUs covered (`span_weight`).
+    pub span_weight: usize,
+    /// Child spans; the group holding the owning CPU comes first (as in the kernel).
+    pub groups: Vec<CpuSet>,
+    /// `SD_*` flags, see [`flags`].
+    pub flags: u32,
+    /// Imbalance threshold in percent (e.g. 117).
+    pub imbalance_pct: u32,
+    /// Multiplier of the balance interval while the CPU is busy.
+    pub busy_factor: u32,
+    /// Minimum balance interval, ms.
+    pub min_interval_ms: u64,
+    /// Maximum balance interval, ms.
+    pub max_interval_ms: u64,
+    /// Balance failures tolerated before cache-hot tasks are migrated.
+    pub cache_nice_tries: u32,
+    /// For NUMA levels, the distance this level reaches.
+    pub numa_distance: Option<u32>,
+}
+
+impl SchedDomain {
+    /// Whether the domain carries flag `f`.
+    pub fn has(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// The per-CPU domain chains plus the shortcuts the wake path reads.
+#[derive(Clone, Debug)]
+pub struct SchedDomains {
+    /// Era the parameters follow.
+    pub era: DomainEra,
+    per_cpu: Vec<Vec<SchedDomain>>,
+    sd_llc: Vec<Option<usize>>,
+    sd_numa: Vec<Option<usize>>,
+}
+
+impl SchedDomains {
+    /// Builds the tree for `topo`.
+    pub fn build(topo: &Topology, era: DomainEra) -> Self {
+        let n = topo.nr_cpus();
+        // Distinct distances: first is the local one (NODE level), then NUMA levels.
+        let mut dists: Vec<u32> = topo.distances().iter().flatten().copied().collect();
+        dists.sort_unstable();
+        dists.dedup();
+        let mut per_cpu = Vec::with_capacity(n);
+        let mut sd_llc = Vec::with_capacity(n);
+        let mut sd_numa = Vec::with_capacity(n);
+        for cpu in 0..n {
+            let info = topo.cpu(cpu);
+            let mut cand: Vec<(DomainLevel, CpuSet, Option<u32>)> = Vec::new();
+            cand.push((DomainLevel::Smt, topo.cores()[info.core].clone(), None));
+            if topo.has_clusters() {
+                cand.push((DomainLevel::Cls, topo.clusters()[info.cluster].clone(), None));
+            }
+            let llc = topo.llcs()[info.llc].clone();
+            cand.push((DomainLevel::Mc, llc.clone(), None));
+            // PKG: the package, but never narrower than the LLC's node when a node holds
+            // several packages' worth (e.g. the LLC may exceed a node on some AMD parts).
+            cand.push((DomainLevel::Pkg, topo.packages()[info.package].or(&llc), None));
+            cand.push((DomainLevel::Node, topo.nodes()[info.node].clone(), None));
+            for (k, &d) in dists.iter().enumerate().skip(1) {
+                let mut span = CpuSet::new(n);
+                for (m, set) in topo.nodes().iter().enumerate() {
+                    if topo.node_distance(info.node, m) <= d {
+                        span.or_assign(set);
+                    }
+                }
+                cand.push((DomainLevel::Numa(k as u8), span, Some(d)));
+            }
+            // Levels must nest; enforce by union with the child's span, then drop
+            // degenerate (equal-to-child) levels. A level with span 1 is dropped too.
+            let mut chain: Vec<(DomainLevel, CpuSet, Option<u32>)> = Vec::new();
+            for (lvl, mut span, d) in cand {
+                if let Some(prev) = chain.last() {
+                    span.or_assign(&prev.1);
+                    if span == prev.1 {
+                        continue;
+                    }
+                } else if span.count() <= 1 {
+                    // An SMT level of one thread: keep going with a single-CPU child.
+                    chain.push((lvl, span, d));
+                    continue;
+                }
+                if chain.len() == 1 && chain[0].1.count() <= 1 {
+                    chain.clear();
+                }
+                chain.push((lvl, span, d));
+            }
+            if chain.len() == 1 && chain[0].1.count() <= 1 {
+                chain.clear();
+            }
+            let mut doms: Vec<SchedDomain> = Vec::with_capacity(chain.len());
+            for (i, (lvl, span, d)) in chain.into_iter().enumerate() {
+                let groups = if i == 0 {
+                    let mut g: Vec<CpuSet> =
+                        span.iter().map(|c| CpuSet::from_cpus(n, [c])).collect();
+                    rotate_own_first(&mut g, cpu);
+                    g
+                } else {
+                    // Child spans of each CPU in the span, deduplicated.
+                    let child_level = doms[i - 1].level;
+                    let mut g: Vec<CpuSet> = Vec::new();
+                    for c in span.iter() {
+                        let cs = child_span(topo, c, child_level, &dists);
+                        let cs = cs.and(&span);
+                        if !g.contains(&cs) && !g.iter().any(|x| cs.is_subset(x)) {
+                            g.push(cs);
+                        }
+                    }
+                    rotate_own_first(&mut g, cpu);
+                    g
+                };
+                doms.push(make_domain(era, lvl, i, span, groups, d, topo));
+            }
+            sd_llc.push(doms.iter().rposition(|d| d.has(flags::SHARE_LLC)));
+            sd_numa.push(doms.iter().position(|d| d.has(flags::NUMA)));
+            per_cpu.push(doms);
+        }
+        SchedDomains { era, per_cpu, sd_llc, sd_numa }
+    }
+
+    /// The domain chain of `cpu`, lowest first.
+    pub fn of(&self, cpu: CpuId) -> &[SchedDomain] {
+        &self.per_cpu[cpu]
+    }
+
+    /// `sd_llc(cpu)`: the highest domain sharing the LLC.
+    pub fn sd_llc(&self, cpu: CpuId) -> Option<&SchedDomain> {
+        self.sd_llc[cpu].map(|i| &self.per_cpu[cpu][i])
+    }
+
+    /// `sd_numa(cpu)`: the lowest NUMA domain.
+    pub fn sd_numa(&self, cpu: CpuId) -> Option<&SchedDomain> {
+        self.sd_numa[cpu].map(|i| &self.per_cpu[cpu][i])
+    }
+
+    /// The lowest domain of `cpu` whose span contains `other`.
+    pub fn lowest_spanning(&self, cpu: CpuId, other: CpuId) -> Option<&SchedDomain> {
+        self.per_cpu[cpu].iter().find(|d| d.span.contains(other))
+    }
+}
+
+fn rotate_own_first(groups: &mut [CpuSet], cpu: CpuId) {
+    if let Some(p) = groups.iter().position(|g| g.contains(cpu)) {
+        groups.rotate_left(p);
+    }
+}
+
+fn child_span(topo: &Topology, c: CpuId, child: DomainLevel, dists: &[u32]) -> CpuSet {
+    let info = topo.cpu(c);
+    let n = topo.nr_cpus();
+    match child {
+        DomainLevel::Smt => topo.cores()[info.core].clone(),
+        DomainLevel::Cls => topo.clusters()[info.cluster].or(&topo.cores()[info.core]),
+        DomainLevel::Mc => topo.llcs()[info.llc].clone(),
+        DomainLevel::Pkg => topo.packages()[info.package].or(&topo.llcs()[info.llc]),
+        DomainLevel::Node => topo.nodes()[info.node].or(&topo.llcs()[info.llc]),
+        DomainLevel::Numa(k) => {
+            let d = dists[k as usize];
+            let mut span = CpuSet::new(n);
+            for (m, set) in topo.nodes().iter().enumerate() {
+                if topo.node_distance(info.node, m) <= d {
+                    span.or_assign(set);
+                }
+            }
+            span
+        }
+    }
+}
+
+fn make_domain(
+    era: DomainEra,
+    level: DomainLevel,
+    index: usize,
+    span: CpuSet,
+    groups: Vec<CpuSet>,
+    numa_distance: Option<u32>,
+    _topo: &Topology,
+) -> SchedDomain {
+    use flags::*;
+    let w = span.count();
+    let mut f = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
+    f |= PREFER_SIBLING;
+    match level {
+        DomainLevel::Smt => f |= SHARE_CPUCAPACITY | SHARE_LLC,
+        DomainLevel::Cls => f |= CLUSTER | SHARE_LLC,
+        DomainLevel::Mc => f |= SHARE_LLC,
+        DomainLevel::Pkg | DomainLevel::Node => {}
+        DomainLevel::Numa(_) => {
+            f |= NUMA | SERIALIZE;
+            f &= !PREFER_SIBLING;
+            if numa_distance.unwrap_or(0) > 30 {
+                f &= !(BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE);
+            }
+        }
+    }
+    let (imbalance_pct, busy_factor, min_ms, max_ms) = match era {
+        DomainEra::Linux510 => {
+            let pct = if level == DomainLevel::Smt { 110 } else { 117 };
+            (pct, 16, w as u64, 2 * w as u64)
+        }
+        DomainEra::Linux3 => {
+            let pct = match level {
+                DomainLevel::Smt => 110,
+                DomainLevel::Mc | DomainLevel::Cls => 117,
+                _ => 125,
+            };
+            (pct, 32, w as u64, 2 * w as u64)
+        }
+        DomainEra::Linux26 => match level {
+            DomainLevel::Smt => (110, 64, 1, 2),
+            DomainLevel::Numa(_) => (125, 32, 8, 32),
+            _ => (125, 64, 1, 4),
+        },
+    };
+    let cache_nice_tries = match level {
+        DomainLevel::Smt => 0,
+        DomainLevel::Numa(_) => 2,
+        _ => 1,
+    };
+    SchedDomain {
+        level,
+        index,
+        span_weight: w,
+        span,
+        groups,
+        flags: f,
+        imbalance_pct,
+        busy_factor,
+        min_interval_ms: min_ms.max(1),
+        max_interval_ms: max_ms.max(1),
+        cache_nice_tries,
+        numa_distance,
+    }
+}

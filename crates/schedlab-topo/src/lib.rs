@@ -1,0 +1,81 @@
+//! Machine topology for schedlab: CPUs, SMT cores, clusters, LLCs, packages and NUMA
+//! nodes ([`Topology`]), and the kernel's sched-domain tree built from it
+//! ([`SchedDomains`]).
+//!
+//! Every other part of schedlab names a machine through this crate. See ARCHITECTURE.md.
+#![warn(missing_docs)]
+
+pub mod cpuset;
+pub mod domains;
+pub mod model;
+
+pub use cpuset::{CpuId, CpuSet};
+pub use domains::{DomainEra, DomainLevel, SchedDomain, SchedDomains};
+pub use model::{CpuInfo, CpuPlacement, DEFAULT_CAPACITY, Topology, TopologyError};
+
+/// A regular machine: `nodes` × `llcs_per_node` × `cores_per_llc` × `threads` with the
+/// Intel-style numbering (thread t of core c is CPU `c + t * nr_cores`) when
+/// `siblings_far` is true, else adjacent numbering (`c * threads + t`). One package per
+/// node; distances 10 local / 20 remote. Used by presets, compact strings and tests.
+pub fn regular(
+    name: &str,
+    source: &str,
+    nodes: usize,
+    llcs_per_node: usize,
+    cores_per_llc: usize,
+    threads: usize,
+    siblings_far: bool,
+) -> Result<Topology, TopologyError> {
+    let nr_cores = nodes * llcs_per_node * cores_per_llc;
+    let mut placements = Vec::with_capacity(nr_cores * threads);
+    for core in 0..nr_cores {
+        let llc = core / cores_per_llc.max(1);
+        let node = llc / llcs_per_node.max(1);
+        for t in 0..threads {
+            let cpu = if siblings_far { core + t * nr_cores } else { core * threads + t };
+            placements.push(CpuPlacement {
+                cpu,
+                core,
+                cluster: None,
+                llc,
+                package: node,
+                node,
+                capacity: DEFAULT_CAPACITY,
+            });
+        }
+    }
+    let distances =
+        (0..nodes).map(|i| (0..nodes).map(|j| if i == j { 10 } else { 20 }).collect()).collect();
+    Topology::from_cpus(name, source, placements, distances)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn westmere_2s_domains() {
+        let t = regular("w", "test", 2, 1, 10, 2, true).unwrap();
+        assert_eq!(t.nr_cpus(), 40);
+        assert_eq!(t.smt_siblings(3).iter().collect::<Vec<_>>(), vec![3, 23]);
+        let sd = SchedDomains::build(&t, DomainEra::Linux510);
+        let chain = sd.of(0);
+        let names: Vec<String> = chain.iter().map(|d| d.level.name()).collect();
+        assert_eq!(names, vec!["SMT", "MC", "NUMA1"]);
+        assert_eq!(chain[0].groups.len(), 2);
+        assert_eq!(chain[1].groups.len(), 10);
+        assert_eq!(chain[2].groups.len(), 2);
+        assert_eq!(sd.sd_llc(0).unwrap().span_weight, 20);
+        assert!(chain[2].has(domains::flags::NUMA));
+        assert!(chain[2].has(domains::flags::WAKE_AFFINE));
+    }
+
+    #[test]
+    fn no_smt_single_llc_has_one_level() {
+        let t = regular("d", "test", 1, 1, 4, 1, false).unwrap();
+        let sd = SchedDomains::build(&t, DomainEra::Linux510);
+        let names: Vec<String> = sd.of(2).iter().map(|d| d.level.name()).collect();
+        assert_eq!(names, vec!["MC"]);
+        assert_eq!(sd.of(2)[0].groups[0].first(), Some(2));
+    }
+}

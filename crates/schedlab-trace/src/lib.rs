@@ -1,0 +1,1 @@
+//! schedlab-trace (skeleton; see ARCHITECTURE.md).

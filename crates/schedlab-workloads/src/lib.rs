@@ -1,0 +1,1 @@
+//! schedlab-workloads (skeleton; see ARCHITECTURE.md).
