@@ -1,1 +1,41 @@
-//! schedlab-engine (skeleton; see ARCHITECTURE.md).
+//! The simulated machine: a discrete-event simulator of a multi-CPU Linux box.
+//!
+//! * [`sim::Simulation`] — one event queue (`(time, seq)` order), one clock (`u64` ns), the
+//!   wakeup path, context switches, ticks, idle states and the task interpreter;
+//! * [`fair`] — per-CPU runqueues with CFS, EEVDF or the O(1) approximation;
+//! * [`pelt`] — deterministic load tracking;
+//! * [`policy`] — the [`policy::PlacementPolicy`] trait and the read-only [`policy::SchedView`];
+//! * [`balance`] — the [`balance::Balancer`] trait and the sched-domain balancer;
+//! * [`profile`] — the machine profile: every cost the machine charges;
+//! * [`task`] / [`ipc`] — task programs and the objects they block on;
+//! * [`counters`] — schedstat-shaped counters.
+//!
+//! Identical inputs and seed give identical results on any machine (see ARCHITECTURE.md).
+#![warn(missing_docs)]
+
+pub mod balance;
+pub mod balance_o1;
+pub mod config;
+pub mod counters;
+pub mod dist;
+pub mod fair;
+pub mod ipc;
+pub mod pelt;
+pub mod policy;
+pub mod profile;
+pub mod rng;
+pub mod sim;
+#[allow(missing_docs)]
+pub(crate) mod state;
+pub mod task;
+pub mod time;
+
+pub use balance::{Balancer, CfsBalancer, NoBalance};
+pub use config::{ClassKind, Features, LoadSignal, SchedConfig, Tunables};
+pub use counters::Counters;
+pub use dist::Dist;
+pub use ipc::ChannelKind;
+pub use policy::{PlacementPolicy, PlacementRecord, SchedView, WakeCtx};
+pub use profile::MachineProfile;
+pub use sim::{EndReason, SimOptions, Simulation};
+pub use task::{Op, TaskSpec, Workload};

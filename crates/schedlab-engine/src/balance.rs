@@ -1,0 +1,528 @@
+//! Load balancing behind a trait, so eras can differ (linux-wakeup.md §9, §10).
+//!
+//! A [`Balancer`] looks at a read-only [`SchedView`] and answers with migrations; the engine
+//! applies them (dequeue, move the task's load and vruntime, enqueue, preemption check).
+//! [`CfsBalancer`] is the sched-domain balancer of 2.6.2x–7.x: periodic balancing per
+//! domain with intervals and busy_factor, newly-idle balancing gated by `avg_idle`, nohz
+//! idle balancing kicked from busy CPUs, `task_hot` with the migration cost, and the
+//! SIS_UTIL `nr_idle_scan` refresh at LLC level. Group classification follows the 5.5+
+//! shape (has-spare / fully-busy / overloaded); active balancing of a running task is not
+//! modelled. The 2.5.59 node balancer lives in [`crate::balance_o1`].
+
+use crate::policy::{Hints, SchedView};
+use crate::task::TaskId;
+use crate::time::{NSEC_PER_MSEC, NSEC_PER_SEC, Time};
+use schedlab_topo::domains::flags;
+use schedlab_topo::{CpuId, CpuSet, SchedDomain};
+
+/// One task move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Migration {
+    /// The task (queued, not running).
+    pub task: TaskId,
+    /// Its CPU now.
+    pub from: CpuId,
+    /// Where it goes.
+    pub to: CpuId,
+}
+
+/// What a balancing pass asks the engine to do.
+#[derive(Clone, Debug, Default)]
+pub struct BalanceOut {
+    /// Moves, applied in order.
+    pub migrations: Vec<Migration>,
+    /// Time the pass cost the CPU that ran it, ns.
+    pub cost_ns: u64,
+    /// Number of `load_balance` passes run.
+    pub passes: u32,
+}
+
+/// A load balancer. Implementations keep their own per-domain state.
+pub trait Balancer: Send {
+    /// Name for reports.
+    fn name(&self) -> String;
+    /// Called on each scheduler tick of `cpu` (busy CPUs; idle ones only if
+    /// [`Balancer::wants_idle_ticks`]).
+    fn tick(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut);
+    /// Called when `cpu` is about to go idle.
+    fn newidle(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut);
+    /// Whether idle CPUs keep ticking (pre-NOHZ kernels).
+    fn wants_idle_ticks(&self) -> bool {
+        false
+    }
+}
+
+/// A balancer that never moves anything (for isolating placement effects).
+#[derive(Clone, Debug, Default)]
+pub struct NoBalance;
+
+impl Balancer for NoBalance {
+    fn name(&self) -> String {
+        "none".into()
+    }
+    fn tick(&mut self, _: CpuId, _: &SchedView<'_>, _: &mut Hints, _: &mut BalanceOut) {}
+    fn newidle(&mut self, _: CpuId, _: &SchedView<'_>, _: &mut Hints, _: &mut BalanceOut) {}
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IdleType {
+    Idle,
+    NotIdle,
+    NewlyIdle,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupType {
+    HasSpare,
+    FullyBusy,
+    Overloaded,
+}
+
+/// How much a balancing pass moves: a number of tasks or an amount of load.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Tasks(u32),
+    Load(u64),
+}
+
+#[derive(Clone, Debug)]
+struct GroupStats {
+    nr_running: u32,
+    load: u64,
+    util: u64,
+    capacity: u64,
+    idle_cpus: u32,
+    weight: u32,
+    avg_load: u64,
+    kind: GroupType,
+}
+
+#[derive(Clone, Debug)]
+struct DomainState {
+    last_balance: Time,
+    balance_interval_ms: u64,
+    nr_balance_failed: u32,
+    max_newidle_lb_cost: u64,
+    last_decay: Time,
+}
+
+/// Which newidle gate the era uses (linux-wakeup.md §9.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewidleGate {
+    /// 2.6.x: always try.
+    Always,
+    /// 3.x – 5.15: skip when `avg_idle < sysctl_sched_migration_cost` or nothing is overloaded.
+    MigrationCost,
+    /// 5.16+: skip when `avg_idle` is below the lowest domain's `max_newidle_lb_cost`.
+    LbCost,
+}
+
+/// The sched-domain load balancer.
+#[derive(Clone, Debug)]
+pub struct CfsBalancer {
+    /// Newidle gate of the era.
+    pub newidle_gate: NewidleGate,
+    /// `sysctl_sched_migration_cost` (task_hot).
+    pub migration_cost_ns: u64,
+    /// Buddies count as cache hot (`CACHE_HOT_BUDDY`).
+    pub cache_hot_buddy: bool,
+    /// `sysctl_sched_nr_migrate`.
+    pub nr_migrate: u32,
+    /// Compute the SIS_UTIL `nr_idle_scan` at LLC-level balancing.
+    pub sis_util: bool,
+    /// Jiffy length, ns.
+    pub tick_ns: u64,
+    state: Vec<Vec<DomainState>>,
+    nohz_next: Time,
+}
+
+impl CfsBalancer {
+    /// A balancer for a machine of `nr_cpus` whose domain chains have the given depths.
+    pub fn new(migration_cost_ns: u64, tick_ns: u64) -> Self {
+        CfsBalancer {
+            newidle_gate: NewidleGate::LbCost,
+            migration_cost_ns,
+            cache_hot_buddy: true,
+            nr_migrate: 32,
+            sis_util: true,
+            tick_ns,
+            state: Vec::new(),
+            nohz_next: 0,
+        }
+    }
+
+    fn ensure_state(&mut self, view: &SchedView<'_>) {
+        if !self.state.is_empty() {
+            return;
+        }
+        self.state = (0..view.nr_cpus())
+            .map(|c| {
+                view.domains()
+                    .of(c)
+                    .iter()
+                    .map(|sd| DomainState {
+                        last_balance: 0,
+                        balance_interval_ms: sd.min_interval_ms,
+                        nr_balance_failed: 0,
+                        max_newidle_lb_cost: 0,
+                        last_decay: 0,
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+
+    fn interval_ns(&self, sd: &SchedDomain, st: &DomainState, busy: bool, nr_cpus: usize) -> u64 {
+        let mut ms = st.balance_interval_ms;
+        if busy {
+            ms *= sd.busy_factor as u64;
+        }
+        let mut j = (ms * NSEC_PER_MSEC).div_ceil(self.tick_ns);
+        if busy {
+            j = j.saturating_sub(1);
+        }
+        let max_j = (NSEC_PER_SEC / self.tick_ns) * nr_cpus as u64 / 10;
+        j.clamp(1, max_j.max(1)) * self.tick_ns
+    }
+
+    fn rebalance_domains(
+        &mut self,
+        cpu: CpuId,
+        idle: bool,
+        view: &SchedView<'_>,
+        hints: &mut Hints,
+        out: &mut BalanceOut,
+    ) {
+        let now = view.now();
+        let doms = view.domains().of(cpu);
+        for (i, sd) in doms.iter().enumerate() {
+            {
+                let st = &mut self.state[cpu][i];
+                if now.saturating_sub(st.last_decay) >= NSEC_PER_SEC {
+                    st.max_newidle_lb_cost = st.max_newidle_lb_cost * 253 / 256;
+                    st.last_decay = now;
+                }
+            }
+            let busy = !idle;
+            let interval = self.interval_ns(sd, &self.state[cpu][i], busy, view.nr_cpus());
+            if now >= self.state[cpu][i].last_balance + interval {
+                let mut cont = true;
+                let it = if idle { IdleType::Idle } else { IdleType::NotIdle };
+                self.load_balance(cpu, i, sd, it, view, hints, out, &mut cont);
+                self.state[cpu][i].last_balance = now;
+                if !cont {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn group_stats(&self, group: &CpuSet, view: &SchedView<'_>, pct: u32) -> GroupStats {
+        let mut g = GroupStats {
+            nr_running: 0,
+            load: 0,
+            util: 0,
+            capacity: 0,
+            idle_cpus: 0,
+            weight: 0,
+            avg_load: 0,
+            kind: GroupType::HasSpare,
+        };
+        for c in group.iter() {
+            g.nr_running += view.nr_runnable(c);
+            g.load += view.cpu_load(c);
+            g.util += view.cpu_util(c);
+            g.capacity += view.capacity(c);
+            g.idle_cpus += u32::from(view.idle(c));
+            g.weight += 1;
+        }
+        g.avg_load = g.load * 1024 / g.capacity.max(1);
+        let pct = pct as u64;
+        let has_capacity = (g.nr_running < g.weight)
+            || (g.capacity * pct >= g.util * 100 * 1 && g.capacity * 100 > g.util * pct);
+        g.kind = if g.nr_running > g.weight && g.capacity * 100 < g.util * pct {
+            GroupType::Overloaded
+        } else if g.nr_running > g.weight {
+            // More tasks than CPUs with low utilisation still counts as overloaded for
+            // moving tasks (the runnable check of group_is_overloaded).
+            GroupType::Overloaded
+        } else if !has_capacity || g.nr_running >= g.weight {
+            GroupType::FullyBusy
+        } else {
+            GroupType::HasSpare
+        };
+        g
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn load_balance(
+        &mut self,
+        dst: CpuId,
+        sd_idx: usize,
+        sd: &SchedDomain,
+        idle: IdleType,
+        view: &SchedView<'_>,
+        hints: &mut Hints,
+        out: &mut BalanceOut,
+        cont: &mut bool,
+    ) -> usize {
+        let local_group = &sd.groups[0];
+        // should_we_balance: one CPU per local group balances (newidle always may).
+        if idle != IdleType::NewlyIdle {
+            let designated = local_group
+                .iter()
+                .find(|&c| view.idle(c))
+                .or_else(|| local_group.first())
+                .unwrap_or(dst);
+            if designated != dst {
+                *cont = false;
+                return 0;
+            }
+        }
+        out.passes += 1;
+        out.cost_ns += sd.span_weight as u64 * view.profile().search.lb_per_cpu_ns;
+        let pct = sd.imbalance_pct;
+        let stats: Vec<GroupStats> = sd.groups.iter().map(|g| self.group_stats(g, view, pct)).collect();
+        // SIS_UTIL: refresh the LLC's scan budget from its utilisation (periodic only).
+        if self.sis_util && idle != IdleType::NewlyIdle && sd.has(flags::SHARE_LLC) {
+            let llc_size = view.topo().llc_size(dst);
+            if sd.span_weight == llc_size {
+                let sum_util: u64 = sd.span.iter().map(|c| view.cpu_util(c)).sum();
+                let x = sum_util / llc_size as u64;
+                let p = pct as u64;
+                let t = (x * x * p * p / (10000 * 1024)).min(1024);
+                let y = 1024 - t;
+                let llc = view.topo().cpu(dst).llc;
+                hints.llc[llc].nr_idle_scan = (y * llc_size as u64 / 1024) as u32;
+            }
+        }
+        let local = &stats[0];
+        let mut busiest: Option<usize> = None;
+        for (i, g) in stats.iter().enumerate().skip(1) {
+            if g.nr_running == 0 {
+                continue;
+            }
+            busiest = match busiest {
+                None => Some(i),
+                Some(b) => {
+                    let bg = &stats[b];
+                    let better = match g.kind.cmp(&bg.kind) {
+                        std::cmp::Ordering::Greater => true,
+                        std::cmp::Ordering::Less => false,
+                        std::cmp::Ordering::Equal => match g.kind {
+                            GroupType::Overloaded | GroupType::FullyBusy => g.avg_load > bg.avg_load,
+                            GroupType::HasSpare => {
+                                g.idle_cpus < bg.idle_cpus
+                                    || (g.idle_cpus == bg.idle_cpus && g.nr_running > bg.nr_running)
+                            }
+                        },
+                    };
+                    if better { Some(i) } else { Some(b) }
+                }
+            };
+        }
+        let result = (|| {
+            let b = busiest?;
+            let bg = &stats[b];
+            // Decide how much to move (calculate_imbalance, simplified).
+            if local.kind > bg.kind {
+                return None;
+            }
+            let prefer_sibling = sd_idx > 0 && view.domains().of(dst)[sd_idx - 1].has(flags::PREFER_SIBLING);
+            let mode = if bg.kind == GroupType::Overloaded && local.kind == GroupType::Overloaded {
+                if 100 * bg.avg_load <= pct as u64 * local.avg_load {
+                    return None;
+                }
+                let total_load: u64 = stats.iter().map(|s| s.load).sum();
+                let total_cap: u64 = stats.iter().map(|s| s.capacity).sum();
+                let dom_avg = total_load * 1024 / total_cap.max(1);
+                if local.avg_load >= dom_avg {
+                    return None;
+                }
+                let imb = ((bg.avg_load.saturating_sub(dom_avg)) * bg.capacity)
+                    .min((dom_avg - local.avg_load) * local.capacity)
+                    / 1024;
+                Mode::Load(imb.max(1))
+            } else if bg.kind == GroupType::Overloaded {
+                // Local has spare capacity: move tasks toward it.
+                if local.weight == 1 || prefer_sibling || bg.weight == 1 {
+                    let diff = bg.nr_running.saturating_sub(local.nr_running);
+                    Mode::Tasks((diff / 2).max(1))
+                } else {
+                    Mode::Tasks(((local.idle_cpus.saturating_sub(bg.idle_cpus)) / 2).max(1))
+                }
+            } else {
+                // busiest is not overloaded.
+                if idle == IdleType::NotIdle {
+                    return None;
+                }
+                if prefer_sibling && bg.nr_running > local.nr_running + 1 {
+                    Mode::Tasks((bg.nr_running - local.nr_running) / 2)
+                } else {
+                    if bg.weight > 1 && local.idle_cpus <= bg.idle_cpus + 1 {
+                        return None;
+                    }
+                    if bg.nr_running <= 1 {
+                        return None;
+                    }
+                    Mode::Tasks(((local.idle_cpus - bg.idle_cpus) / 2).max(1))
+                }
+            };
+            // find_busiest_queue: the CPU of that group with the most to give.
+            let src = sd.groups[b]
+                .iter()
+                .filter(|&c| view.nr_runnable(c) > 1 || (view.nr_runnable(c) == 1 && view.curr(c).is_none()))
+                .max_by_key(|&c| match mode {
+                    Mode::Load(_) => (view.cpu_load(c), view.nr_runnable(c) as u64),
+                    Mode::Tasks(_) => (view.nr_runnable(c) as u64, view.cpu_load(c)),
+                })?;
+            Some((src, mode))
+        })();
+        let st_failed = self.state[dst][sd_idx].nr_balance_failed;
+        let Some((src, mode)) = result else {
+            // out_balanced
+            let st = &mut self.state[dst][sd_idx];
+            st.nr_balance_failed = 0;
+            if idle != IdleType::NewlyIdle && st.balance_interval_ms < sd.max_interval_ms {
+                st.balance_interval_ms = (st.balance_interval_ms * 2).min(sd.max_interval_ms);
+            }
+            return 0;
+        };
+        // detach_tasks: walk the source's queue from its least favoured end.
+        let mut moved = 0usize;
+        let mut tasks_left = match mode {
+            Mode::Tasks(n) => n,
+            Mode::Load(_) => u32::MAX,
+        };
+        let mut load_left = match mode {
+            Mode::Load(l) => l,
+            Mode::Tasks(_) => u64::MAX,
+        };
+        let queued: Vec<TaskId> = view.queued(src).collect();
+        let mut examined = 0u64;
+        let mut src_runnable = view.nr_runnable(src);
+        for &t in queued.iter().rev() {
+            if examined >= self.nr_migrate as u64 || tasks_left == 0 || load_left == 0 {
+                break;
+            }
+            examined += 1;
+            if view.is_delayed(t) || !view.allowed(t).contains(dst) {
+                continue;
+            }
+            if out.migrations.iter().any(|m| m.task == t) {
+                continue;
+            }
+            // Never empty the source when pulling for an idle CPU.
+            if src_runnable <= 1 {
+                break;
+            }
+            let hot = self.task_hot(t, sd, view);
+            if hot && st_failed <= sd.cache_nice_tries {
+                continue;
+            }
+            let tl = view.task_load(t).max(1);
+            if let Mode::Load(_) = mode {
+                if (tl >> st_failed.min(63)) > load_left {
+                    continue;
+                }
+                load_left = load_left.saturating_sub(tl);
+            } else {
+                tasks_left -= 1;
+            }
+            out.migrations.push(Migration { task: t, from: src, to: dst });
+            src_runnable -= 1;
+            moved += 1;
+            if idle == IdleType::NewlyIdle {
+                break;
+            }
+        }
+        out.cost_ns += examined * view.profile().search.lb_per_task_ns;
+        let st = &mut self.state[dst][sd_idx];
+        if moved == 0 {
+            if idle != IdleType::NewlyIdle {
+                st.nr_balance_failed += 1;
+            }
+        } else {
+            st.nr_balance_failed = 0;
+        }
+        st.balance_interval_ms = sd.min_interval_ms;
+        moved
+    }
+
+    fn task_hot(&self, t: TaskId, sd: &SchedDomain, view: &SchedView<'_>) -> bool {
+        if sd.has(flags::SHARE_CPUCAPACITY) {
+            return false;
+        }
+        if self.cache_hot_buddy && view.is_buddy(t) {
+            return true;
+        }
+        view.now().saturating_sub(view.exec_start(t)) < self.migration_cost_ns
+    }
+}
+
+impl Balancer for CfsBalancer {
+    fn name(&self) -> String {
+        "cfs".into()
+    }
+
+    fn tick(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut) {
+        self.ensure_state(view);
+        let idle = view.curr(cpu).is_none();
+        self.rebalance_domains(cpu, idle, view, hints, out);
+        // nohz: a busy CPU kicks balancing on behalf of the tickless idle CPUs.
+        if !idle && view.now() >= self.nohz_next && view.nr_running(cpu) >= 2 {
+            self.nohz_next = view.now() + self.tick_ns;
+            let idle_cpus: Vec<CpuId> = (0..view.nr_cpus()).filter(|&c| view.idle(c)).collect();
+            for c in idle_cpus {
+                self.rebalance_domains(c, true, view, hints, out);
+            }
+        }
+    }
+
+    fn newidle(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut) {
+        self.ensure_state(view);
+        let overload = (0..view.nr_cpus()).any(|c| view.nr_runnable(c) >= 2);
+        if !overload {
+            return;
+        }
+        let avg_idle = view.avg_idle(cpu);
+        let doms = view.domains().of(cpu);
+        if doms.is_empty() {
+            return;
+        }
+        match self.newidle_gate {
+            NewidleGate::Always => {}
+            NewidleGate::MigrationCost => {
+                if avg_idle < self.migration_cost_ns {
+                    return;
+                }
+            }
+            NewidleGate::LbCost => {
+                if avg_idle < self.state[cpu][0].max_newidle_lb_cost {
+                    return;
+                }
+            }
+        }
+        let mut cost = 0u64;
+        for (i, sd) in doms.iter().enumerate() {
+            if self.newidle_gate == NewidleGate::LbCost
+                && avg_idle < cost + self.state[cpu][i].max_newidle_lb_cost
+            {
+                break;
+            }
+            if !sd.has(flags::BALANCE_NEWIDLE) {
+                continue;
+            }
+            let before = out.cost_ns;
+            let mut cont = true;
+            let pulled = self.load_balance(cpu, i, sd, IdleType::NewlyIdle, view, hints, out, &mut cont);
+            let d = out.cost_ns - before;
+            let st = &mut self.state[cpu][i];
+            st.max_newidle_lb_cost = st.max_newidle_lb_cost.max(d);
+            cost += d;
+            if pulled > 0 {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! What kind of kernel the simulated machine runs: the fair-class flavour, tunables and
+//! sched_feat-style features. A policy preset (schedlab-policies) builds one of these per era;
+//! the engine only interprets it.
+
+use crate::time::{NSEC_PER_MSEC, Time};
+
+/// The pick/preemption model of the fair class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassKind {
+    /// O(1)-era approximation (2.5.59): round robin with timeslices and a sleep bonus.
+    O1,
+    /// CFS (2.6.23 – 6.5): vruntime, wakeup granularity, buddies.
+    Cfs,
+    /// EEVDF (6.6+): lag, eligibility, virtual deadlines.
+    Eevdf,
+}
+
+/// Which load signal `cpu_load()` and `task_h_load()` return (linux-wakeup.md §1.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadSignal {
+    /// 2.6.23 – 3.7: instantaneous sum of runnable weights.
+    Instant,
+    /// 3.8 – 5.4: PELT, runnable tasks only.
+    PeltRunnable,
+    /// 5.5+: PELT including the decaying load of blocked tasks.
+    PeltBlocked,
+}
+
+/// How `sched_tunable_scaling` multiplies the base tunables by the CPU count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TunableScaling {
+    /// Factor 1.
+    None,
+    /// `1 + ilog2(min(ncpus, 8))` (the default).
+    Log,
+    /// `min(ncpus, 8)`.
+    Linear,
+}
+
+/// Scheduler tunables (unscaled base values, as in the kernel's normalized sysctls).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tunables {
+    /// `sched_latency_ns` (CFS period target).
+    pub latency_ns: u64,
+    /// `sched_min_granularity_ns` (CFS) / `sched_base_slice_ns` (EEVDF).
+    pub min_granularity_ns: u64,
+    /// `sched_wakeup_granularity_ns`.
+    pub wakeup_granularity_ns: u64,
+    /// `sched_migration_cost_ns` (task_hot, newidle gate; not scaled).
+    pub migration_cost_ns: u64,
+    /// Scaling mode.
+    pub scaling: TunableScaling,
+    /// Timer frequency (jiffies per second).
+    pub hz: u64,
+    /// O(1): timeslice of a nice-0 task.
+    pub o1_timeslice_ns: u64,
+    /// `sysctl_sched_nr_migrate`: most tasks moved per balance.
+    pub nr_migrate: u32,
+}
+
+impl Default for Tunables {
+    fn default() -> Self {
+        Tunables {
+            latency_ns: 6 * NSEC_PER_MSEC,
+            min_granularity_ns: 750_000,
+            wakeup_granularity_ns: NSEC_PER_MSEC,
+            migration_cost_ns: 500_000,
+            scaling: TunableScaling::Log,
+            hz: 1000,
+            o1_timeslice_ns: 100 * NSEC_PER_MSEC,
+            nr_migrate: 32,
+        }
+    }
+}
+
+impl Tunables {
+    /// The boot-time multiplier for `ncpus` online CPUs.
+    pub fn factor(&self, ncpus: usize) -> u64 {
+        let n = ncpus.clamp(1, 8) as u64;
+        match self.scaling {
+            TunableScaling::None => 1,
+            TunableScaling::Log => 1 + (63 - n.leading_zeros() as u64),
+            TunableScaling::Linear => n,
+        }
+    }
+
+    /// One jiffy in ns.
+    pub fn tick_ns(&self) -> Time {
+        1_000_000_000 / self.hz.max(1)
+    }
+}
+
+/// sched_feat-style switches the engine itself interprets (placement switches belong to the
+/// policy).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Features {
+    /// Wakeups may preempt the running task at all.
+    pub wakeup_preemption: bool,
+    /// CFS: bias the next pick to the wakee.
+    pub next_buddy: bool,
+    /// CFS: bias the next pick back to the preempted task.
+    pub last_buddy: bool,
+    /// Buddies count as cache hot for the balancer.
+    pub cache_hot_buddy: bool,
+    /// CFS: halve the sleeper credit.
+    pub gentle_fair_sleepers: bool,
+    /// CFS: new tasks start one slice in the future.
+    pub start_debit: bool,
+    /// EEVDF: keep lag across sleep.
+    pub place_lag: bool,
+    /// EEVDF: new tasks get half a slice of deadline.
+    pub place_deadline_initial: bool,
+    /// EEVDF: do not preempt curr before it reaches its deadline.
+    pub run_to_parity: bool,
+    /// EEVDF: a wakee with a shorter slice may preempt under RUN_TO_PARITY.
+    pub preempt_short: bool,
+    /// EEVDF: tasks that block while ineligible stay queued until picked.
+    pub delay_dequeue: bool,
+    /// Remote wakeups go through the target's wakelist (IPI) rather than a remote enqueue.
+    pub ttwu_queue: bool,
+    /// A CPU chosen for a pending wakeup looks busy at once (`ttwu_pending`, 5.x+ after the
+    /// Nov-2022 fix); when false the window of cost-model.md §6 is open.
+    pub ttwu_pending_visible: bool,
+    /// 5.10-era `BASE_SLICE`: slices are at least min_granularity.
+    pub base_slice: bool,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Features {
+            wakeup_preemption: true,
+            next_buddy: false,
+            last_buddy: true,
+            cache_hot_buddy: true,
+            gentle_fair_sleepers: true,
+            start_debit: true,
+            place_lag: true,
+            place_deadline_initial: true,
+            run_to_parity: true,
+            preempt_short: false,
+            delay_dequeue: false,
+            ttwu_queue: true,
+            ttwu_pending_visible: true,
+            base_slice: false,
+        }
+    }
+}
+
+/// Everything about the simulated kernel that is not the placement policy or balancer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SchedConfig {
+    /// Human label, e.g. `linux-6.6`.
+    pub label: String,
+    /// Pick/preemption model.
+    pub class: ClassKind,
+    /// Tunables.
+    pub tunables: Tunables,
+    /// Features.
+    pub features: Features,
+    /// Load signal the policies and balancer see.
+    pub load_signal: LoadSignal,
+    /// Sched-domain parameters era.
+    pub domain_era: schedlab_topo::DomainEra,
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig {
+            label: "default (CFS 5.x shape)".into(),
+            class: ClassKind::Cfs,
+            tunables: Tunables::default(),
+            features: Features::default(),
+            load_signal: LoadSignal::PeltBlocked,
+            domain_era: schedlab_topo::DomainEra::Linux510,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_factor_matches_spec() {
+        let t = Tunables::default();
+        assert_eq!(t.factor(1), 1);
+        assert_eq!(t.factor(2), 2);
+        assert_eq!(t.factor(3), 2);
+        assert_eq!(t.factor(4), 3);
+        assert_eq!(t.factor(8), 4);
+        assert_eq!(t.factor(80), 4);
+    }
+}

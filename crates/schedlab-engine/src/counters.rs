@@ -1,0 +1,226 @@
+//! Per-run counters in the shape of schedstat (issue 3, item 7), plus the placement-path
+//! tallies and the costs the machine charged.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Counters of one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Counters {
+    /// Events processed by the event loop.
+    pub events: u64,
+    /// try_to_wake_up calls that placed a task (not fork).
+    pub wakeups: u64,
+    /// ... whose chosen CPU was the waker's CPU.
+    pub wakeups_local: u64,
+    /// ... whose chosen CPU was another CPU.
+    pub wakeups_remote: u64,
+    /// ... where the policy pulled the wakee toward the waker (affine).
+    pub wakeups_affine: u64,
+    /// ... whose chosen CPU was idle at selection time.
+    pub wakeups_to_idle: u64,
+    /// ... that carried WF_SYNC.
+    pub wakeups_sync: u64,
+    /// ... from timers or interrupts (no waker task).
+    pub wakeups_irq: u64,
+    /// Fork placements.
+    pub forks: u64,
+    /// Task migrations done by wakeup placement.
+    pub migrations_wake: u64,
+    /// Task migrations done by load balancing.
+    pub migrations_balance: u64,
+    /// Migrations by lowest domain level spanning source and destination (`SMT`, `MC`, ...).
+    pub migrations_by_level: Vec<(String, u64)>,
+    /// Context switches.
+    pub ctx_switches: u64,
+    /// ... because the task blocked.
+    pub ctx_voluntary: u64,
+    /// ... because it was preempted.
+    pub ctx_involuntary: u64,
+    /// Preemptions decided at wakeup.
+    pub preempt_wakeup: u64,
+    /// Preemptions decided at the tick.
+    pub preempt_tick: u64,
+    /// Wakeup-to-run latency, ns.
+    #[serde(skip)]
+    pub wakeup_latency: Histogram<u64>,
+    /// Busy time per CPU, ns.
+    pub busy_ns: Vec<u64>,
+    /// Idle time per CPU, ns.
+    pub idle_ns: Vec<u64>,
+    /// CPU-time a CPU spent idle while some CPU had a task waiting, ns.
+    pub idle_while_waiting_ns: u64,
+    /// Total run delay (time runnable but not running) over all tasks, ns.
+    pub run_delay_ns: u64,
+    /// Placement searches.
+    pub searches: u64,
+    /// CPUs examined by searches.
+    pub cpus_examined: u64,
+    /// Placements by step (`idle_core`, `prev_idle`, ...).
+    pub place_steps: Vec<(String, u64)>,
+    /// Placements by affine verdict.
+    pub place_affine: Vec<(String, u64)>,
+    /// Idle exits, and the time spent in them, ns.
+    pub idle_exits: u64,
+    /// Time CPUs spent leaving idle states, ns.
+    pub idle_exit_ns: u64,
+    /// IPIs sent for wakeups.
+    pub ipis: u64,
+    /// Cost charged for context switches, ns.
+    pub ctx_switch_cost_ns: u64,
+    /// Cost charged for refetching working sets, ns.
+    pub refetch_cost_ns: u64,
+    /// Cost charged for reading data written elsewhere (beyond the plain copy), ns.
+    pub transfer_cost_ns: u64,
+    /// Cost charged to wakers for searches, ns.
+    pub search_cost_ns: u64,
+    /// Cost charged for balancing passes, ns.
+    pub balance_cost_ns: u64,
+    /// Balancing passes.
+    pub balance_passes: u64,
+    /// Newidle balancing passes.
+    pub newidle_passes: u64,
+    /// Simulated time at the end, ns.
+    pub elapsed_ns: u64,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            events: 0,
+            wakeups: 0,
+            wakeups_local: 0,
+            wakeups_remote: 0,
+            wakeups_affine: 0,
+            wakeups_to_idle: 0,
+            wakeups_sync: 0,
+            wakeups_irq: 0,
+            forks: 0,
+            migrations_wake: 0,
+            migrations_balance: 0,
+            migrations_by_level: Vec::new(),
+            ctx_switches: 0,
+            ctx_voluntary: 0,
+            ctx_involuntary: 0,
+            preempt_wakeup: 0,
+            preempt_tick: 0,
+            wakeup_latency: Histogram::new_with_bounds(1, 60_000_000_000, 3)
+                .expect("static histogram bounds are valid"),
+            busy_ns: Vec::new(),
+            idle_ns: Vec::new(),
+            idle_while_waiting_ns: 0,
+            run_delay_ns: 0,
+            searches: 0,
+            cpus_examined: 0,
+            place_steps: Vec::new(),
+            place_affine: Vec::new(),
+            idle_exits: 0,
+            idle_exit_ns: 0,
+            ipis: 0,
+            ctx_switch_cost_ns: 0,
+            refetch_cost_ns: 0,
+            transfer_cost_ns: 0,
+            search_cost_ns: 0,
+            balance_cost_ns: 0,
+            balance_passes: 0,
+            newidle_passes: 0,
+            elapsed_ns: 0,
+        }
+    }
+}
+
+/// Adds one to the entry named `name` (few distinct names: a short Vec beats a map).
+pub(crate) fn bump(v: &mut Vec<(String, u64)>, name: &str) {
+    if let Some(e) = v.iter_mut().find(|e| e.0 == name) {
+        e.1 += 1;
+    } else {
+        v.push((name.to_string(), 1));
+    }
+}
+
+impl Counters {
+    /// Wakeup latency percentile in ns (q in 0..=100).
+    pub fn wakeup_latency_ns(&self, q: f64) -> u64 {
+        self.wakeup_latency.value_at_quantile(q / 100.0)
+    }
+
+    /// Total CPU time, busy and idle: equals `elapsed × nr_cpus` (an invariant).
+    pub fn cpu_time_ns(&self) -> u64 {
+        self.busy_ns.iter().sum::<u64>() + self.idle_ns.iter().sum::<u64>()
+    }
+
+    /// A multi-line human summary.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let busy: u64 = self.busy_ns.iter().sum();
+        let total = self.cpu_time_ns().max(1);
+        s.push_str(&format!(
+            "elapsed {:.6} s, {} events, CPU busy {:.1}%\n",
+            self.elapsed_ns as f64 / 1e9,
+            self.events,
+            100.0 * busy as f64 / total as f64
+        ));
+        s.push_str(&format!(
+            "wakeups {} (local {}, remote {}, affine {}, to idle {}, sync {}, irq {}), forks {}\n",
+            self.wakeups,
+            self.wakeups_local,
+            self.wakeups_remote,
+            self.wakeups_affine,
+            self.wakeups_to_idle,
+            self.wakeups_sync,
+            self.wakeups_irq,
+            self.forks
+        ));
+        let lv: Vec<String> =
+            self.migrations_by_level.iter().map(|(l, n)| format!("{l} {n}")).collect();
+        s.push_str(&format!(
+            "migrations: wakeup {}, balance {} [{}]\n",
+            self.migrations_wake,
+            self.migrations_balance,
+            lv.join(", ")
+        ));
+        s.push_str(&format!(
+            "context switches {} (voluntary {}, involuntary {}); preemptions wakeup {}, tick {}\n",
+            self.ctx_switches,
+            self.ctx_voluntary,
+            self.ctx_involuntary,
+            self.preempt_wakeup,
+            self.preempt_tick
+        ));
+        if !self.wakeup_latency.is_empty() {
+            s.push_str(&format!(
+                "wakeup latency us: p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1}\n",
+                self.wakeup_latency_ns(50.0) as f64 / 1e3,
+                self.wakeup_latency_ns(90.0) as f64 / 1e3,
+                self.wakeup_latency_ns(99.0) as f64 / 1e3,
+                self.wakeup_latency.max() as f64 / 1e3
+            ));
+        }
+        let steps: Vec<String> = self.place_steps.iter().map(|(l, n)| format!("{l} {n}")).collect();
+        s.push_str(&format!(
+            "placement: {} searches, {} CPUs examined; steps [{}]\n",
+            self.searches,
+            self.cpus_examined,
+            steps.join(", ")
+        ));
+        s.push_str(&format!(
+            "idle while tasks waited {:.3} ms; run delay {:.3} ms; idle exits {} ({:.3} ms); IPIs {}\n",
+            self.idle_while_waiting_ns as f64 / 1e6,
+            self.run_delay_ns as f64 / 1e6,
+            self.idle_exits,
+            self.idle_exit_ns as f64 / 1e6,
+            self.ipis
+        ));
+        s.push_str(&format!(
+            "costs ms: ctx switch {:.3}, refetch {:.3}, transfer {:.3}, search {:.3}, balance {:.3} ({} passes, {} newidle)\n",
+            self.ctx_switch_cost_ns as f64 / 1e6,
+            self.refetch_cost_ns as f64 / 1e6,
+            self.transfer_cost_ns as f64 / 1e6,
+            self.search_cost_ns as f64 / 1e6,
+            self.balance_cost_ns as f64 / 1e6,
+            self.balance_passes,
+            self.newidle_passes
+        ));
+        s
+    }
+}

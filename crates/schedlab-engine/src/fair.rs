@@ -1,0 +1,460 @@
+//! The fair scheduling class: one runqueue per CPU, with the pick and preemption rules of
+//! the selected era (linux-wakeup.md §1 and §8).
+//!
+//! * CFS (2.6.23–6.5): a tree keyed by vruntime; sleeper credit on wakeup (GENTLE_FAIR_SLEEPERS),
+//!   START_DEBIT for new tasks, wakeup preemption by wakeup granularity, next/last buddies,
+//!   tick preemption by slice.
+//! * EEVDF (6.6+): a tree keyed by virtual deadline; lag-preserving placement (PLACE_LAG),
+//!   eligibility against the weighted average vruntime, RUN_TO_PARITY, PREEMPT_SHORT and
+//!   DELAY_DEQUEUE.
+//! * O(1) approximation (2.5.59): priority order with a sleep bonus, round robin within a
+//!   priority, timeslices; non-sync wakees preempt a lower-priority task, sync ones never.
+//!   This is a reconstruction of the behaviour that matters for placement, not the O(1)
+//!   scheduler's arrays.
+//!
+//! The tree stores `(key, task)`; per-task values live in [`crate::state::Task`].
+
+use crate::config::ClassKind;
+use crate::sim::Simulation;
+use crate::state::TaskState;
+use crate::task::TaskId;
+use crate::time::Time;
+use schedlab_topo::CpuId;
+use std::collections::BTreeSet;
+
+/// NICE_0_LOAD.
+pub const NICE_0_LOAD: u64 = 1024;
+
+/// Runqueue of one CPU (the tasks waiting; the running task is `Cpu::curr`).
+#[derive(Clone, Debug, Default)]
+pub struct RunQueue {
+    /// Queued tasks by key (vruntime, deadline or O(1) priority/sequence).
+    pub tree: BTreeSet<(i64, TaskId)>,
+    /// Monotonic reference vruntime (`min_vruntime`; EEVDF: the zero-lag point reference).
+    pub min_vruntime: i64,
+    /// EEVDF: Σ w·(v − min_vruntime) over queued tasks.
+    pub avg_vruntime: i128,
+    /// EEVDF: Σ w over queued tasks.
+    pub avg_load: i64,
+    /// CFS next buddy.
+    pub next: Option<TaskId>,
+    /// CFS last buddy.
+    pub last: Option<TaskId>,
+    /// O(1): FIFO sequence.
+    pub seq: u64,
+}
+
+/// `delta · NICE_0_LOAD / weight`.
+pub fn calc_delta_fair(delta: u64, weight: u64) -> i64 {
+    ((delta as u128 * NICE_0_LOAD as u128) / weight.max(1) as u128) as i64
+}
+
+impl Simulation {
+    fn key_of(&self, t: TaskId) -> i64 {
+        let task = &self.tasks[t];
+        match self.cfg.class {
+            ClassKind::Cfs => task.vruntime,
+            ClassKind::Eevdf => task.deadline,
+            ClassKind::O1 => ((task.o1_prio as i64) << 40) | (task.o1_seq as i64 & ((1 << 40) - 1)),
+        }
+    }
+
+    pub(crate) fn latency_ns(&self) -> u64 {
+        self.cfg.tunables.latency_ns * self.factor
+    }
+    pub(crate) fn min_gran_ns(&self) -> u64 {
+        self.cfg.tunables.min_granularity_ns * self.factor
+    }
+    pub(crate) fn wakeup_gran_ns(&self) -> u64 {
+        self.cfg.tunables.wakeup_granularity_ns * self.factor
+    }
+
+    /// Inserts a runnable task into `cpu`'s tree (it must not be curr).
+    pub(crate) fn rq_insert(&mut self, cpu: CpuId, t: TaskId) {
+        if self.cfg.class == ClassKind::O1 {
+            self.cpus[cpu].rq.seq += 1;
+            self.tasks[t].o1_seq = self.cpus[cpu].rq.seq;
+        }
+        let key = self.key_of(t);
+        let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);
+        let rq = &mut self.cpus[cpu].rq;
+        rq.tree.insert((key, t));
+        if self.cfg.class == ClassKind::Eevdf {
+            rq.avg_vruntime += (v - rq.min_vruntime) as i128 * w as i128;
+            rq.avg_load += w;
+        }
+    }
+
+    /// Removes a queued task from `cpu`'s tree.
+    pub(crate) fn rq_remove(&mut self, cpu: CpuId, t: TaskId) {
+        let key = self.key_of(t);
+        let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);
+        let rq = &mut self.cpus[cpu].rq;
+        let removed = rq.tree.remove(&(key, t));
+        debug_assert!(removed, "task {t} not in rq of cpu {cpu}");
+        if self.cfg.class == ClassKind::Eevdf {
+            rq.avg_vruntime -= (v - rq.min_vruntime) as i128 * w as i128;
+            rq.avg_load -= w;
+        }
+        if rq.next == Some(t) {
+            rq.next = None;
+        }
+        if rq.last == Some(t) {
+            rq.last = None;
+        }
+    }
+
+    fn curr_runnable(&self, cpu: CpuId) -> Option<TaskId> {
+        self.cpus[cpu].curr.filter(|&c| matches!(self.tasks[c].state, TaskState::Running(_)))
+    }
+
+    /// Charges the running task for the time since `exec_start` (`update_curr`).
+    pub(crate) fn update_curr(&mut self, cpu: CpuId) {
+        let now = self.now;
+        let base_slice = self.min_gran_ns();
+        let Some(c) = self.cpus[cpu].curr else { return };
+        let task = &mut self.tasks[c];
+        let delta = now.saturating_sub(task.exec_start);
+        task.exec_start = now;
+        if delta == 0 {
+            return;
+        }
+        task.sum_exec += delta;
+        task.ran_since_wake += delta;
+        let dv = calc_delta_fair(delta, task.weight);
+        match self.cfg.class {
+            ClassKind::Cfs => {
+                task.vruntime += dv;
+                self.update_min_vruntime(cpu);
+            }
+            ClassKind::Eevdf => {
+                task.vruntime += dv;
+                if task.vruntime >= task.deadline {
+                    task.slice = task.custom_slice.unwrap_or(base_slice);
+                    task.deadline = task.vruntime + calc_delta_fair(task.slice, task.weight);
+                    task.protect_until_deadline = None;
+                    if self.cpus[cpu].nr_running > 1 {
+                        self.cpus[cpu].need_resched = true;
+                    }
+                }
+                self.rebase_eevdf(cpu);
+            }
+            ClassKind::O1 => {
+                task.o1_timeslice_left = task.o1_timeslice_left.saturating_sub(delta);
+                task.o1_sleep_avg = (task.o1_sleep_avg - delta as f64 / 1e9).max(0.0);
+            }
+        }
+    }
+
+    fn update_min_vruntime(&mut self, cpu: CpuId) {
+        let curr = self.curr_runnable(cpu).map(|c| self.tasks[c].vruntime);
+        let rq = &mut self.cpus[cpu].rq;
+        let left = rq.tree.first().map(|&(k, _)| k);
+        let cand = match (curr, left) {
+            (Some(c), Some(l)) => c.min(l),
+            (Some(c), None) => c,
+            (None, Some(l)) => l,
+            (None, None) => return,
+        };
+        rq.min_vruntime = rq.min_vruntime.max(cand);
+    }
+
+    /// EEVDF: moves the reference point to the current average so sums stay small.
+    fn rebase_eevdf(&mut self, cpu: CpuId) {
+        let v = self.avg_vruntime(cpu);
+        let rq = &mut self.cpus[cpu].rq;
+        let delta = v - rq.min_vruntime;
+        if delta != 0 {
+            rq.avg_vruntime -= rq.avg_load as i128 * delta as i128;
+            rq.min_vruntime = v;
+        }
+    }
+
+    /// EEVDF `avg_vruntime()`: the zero-lag point, curr included while runnable.
+    pub(crate) fn avg_vruntime(&self, cpu: CpuId) -> i64 {
+        let rq = &self.cpus[cpu].rq;
+        let (mut sum, mut load) = (rq.avg_vruntime, rq.avg_load as i128);
+        if let Some(c) = self.curr_runnable(cpu) {
+            let t = &self.tasks[c];
+            sum += (t.vruntime - rq.min_vruntime) as i128 * t.weight as i128;
+            load += t.weight as i128;
+        }
+        if load == 0 {
+            return rq.min_vruntime;
+        }
+        rq.min_vruntime + sum.div_euclid(load) as i64
+    }
+
+    fn eligible(&self, cpu: CpuId, t: TaskId) -> bool {
+        let rq = &self.cpus[cpu].rq;
+        let (mut sum, mut load) = (rq.avg_vruntime, rq.avg_load as i128);
+        if let Some(c) = self.curr_runnable(cpu) {
+            let ct = &self.tasks[c];
+            sum += (ct.vruntime - rq.min_vruntime) as i128 * ct.weight as i128;
+            load += ct.weight as i128;
+        }
+        sum >= (self.tasks[t].vruntime - rq.min_vruntime) as i128 * load
+    }
+
+    /// CFS `sched_slice()` for `t` on `cpu` (wall time).
+    pub(crate) fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
+        let c = &self.cpus[cpu];
+        let on_rq = matches!(self.tasks[t].state, TaskState::Queued(x) | TaskState::Running(x) if x == cpu);
+        let nr = c.nr_running as u64 + u64::from(!on_rq);
+        let nr_latency = (self.latency_ns() / self.min_gran_ns().max(1)).max(1);
+        let period = if nr <= nr_latency { self.latency_ns() } else { nr * self.min_gran_ns() };
+        let w = self.tasks[t].weight;
+        let total = c.runnable_weight + if on_rq { 0 } else { w };
+        let mut s = (period as u128 * w as u128 / total.max(1) as u128) as u64;
+        if self.cfg.features.base_slice {
+            s = s.max(self.min_gran_ns());
+        }
+        s
+    }
+
+    /// Sets vruntime/deadline of a task about to be enqueued on `cpu` (`place_entity`).
+    pub(crate) fn place_entity(&mut self, cpu: CpuId, t: TaskId, initial: bool) {
+        match self.cfg.class {
+            ClassKind::Cfs => {
+                let mut v = self.cpus[cpu].rq.min_vruntime;
+                if initial && self.cfg.features.start_debit {
+                    v += calc_delta_fair(self.sched_slice(cpu, t), self.tasks[t].weight);
+                }
+                if !initial {
+                    let mut thresh = self.latency_ns() as i64;
+                    if self.cfg.features.gentle_fair_sleepers {
+                        thresh /= 2;
+                    }
+                    v -= thresh;
+                }
+                let task = &mut self.tasks[t];
+                task.vruntime = if initial { v.max(task.vruntime) } else { task.vruntime.max(v) };
+            }
+            ClassKind::Eevdf => {
+                let slice = self.tasks[t].custom_slice.unwrap_or(self.min_gran_ns());
+                let w = self.tasks[t].weight;
+                let mut vslice = calc_delta_fair(slice, w);
+                let vavg = self.avg_vruntime(cpu);
+                let mut lag = 0i64;
+                let nr_others = self.cpus[cpu].rq.tree.len() + usize::from(self.curr_runnable(cpu).is_some());
+                if self.cfg.features.place_lag && nr_others > 0 {
+                    let rq = &self.cpus[cpu].rq;
+                    let mut load = rq.avg_load;
+                    if let Some(c) = self.curr_runnable(cpu) {
+                        load += self.tasks[c].weight as i64;
+                    }
+                    if load > 0 {
+                        lag = (self.tasks[t].vlag as i128 * (load + w as i64) as i128 / load as i128) as i64;
+                    }
+                }
+                if initial && self.cfg.features.place_deadline_initial {
+                    vslice /= 2;
+                }
+                let task = &mut self.tasks[t];
+                task.slice = slice;
+                task.vruntime = vavg - lag;
+                task.deadline = task.vruntime + vslice;
+            }
+            ClassKind::O1 => {
+                let task = &mut self.tasks[t];
+                let bonus = ((task.o1_sleep_avg * 10.0).round() as i32 - 5).clamp(-5, 5);
+                task.o1_prio = 120 + task.nice - bonus;
+                if task.o1_timeslice_left == 0 {
+                    task.o1_timeslice_left = o1_timeslice(self.cfg.tunables.o1_timeslice_ns, task.nice);
+                }
+            }
+        }
+    }
+
+    /// EEVDF: records lag when a task leaves the runqueue by sleeping.
+    pub(crate) fn save_lag(&mut self, cpu: CpuId, t: TaskId) {
+        if self.cfg.class != ClassKind::Eevdf {
+            return;
+        }
+        let v = self.avg_vruntime(cpu);
+        let tick = self.cfg.tunables.tick_ns();
+        let task = &mut self.tasks[t];
+        let limit = calc_delta_fair((2 * task.slice).max(tick), task.weight);
+        task.vlag = (v - task.vruntime).clamp(-limit, limit);
+    }
+
+    /// Whether a task that is blocking on `cpu` should stay queued as "delayed" (6.12+).
+    pub(crate) fn should_delay_dequeue(&self, cpu: CpuId, t: TaskId) -> bool {
+        self.cfg.class == ClassKind::Eevdf
+            && self.cfg.features.delay_dequeue
+            && !self.eligible(cpu, t)
+            && self.cpus[cpu].nr_running > 1
+    }
+
+    /// Picks the next task to run on `cpu` among curr (if still runnable) and the queued
+    /// ones, without changing anything.
+    pub(crate) fn pick_next(&self, cpu: CpuId) -> Option<TaskId> {
+        let curr = self.curr_runnable(cpu);
+        let rq = &self.cpus[cpu].rq;
+        match self.cfg.class {
+            ClassKind::O1 => {
+                let first = rq.tree.first().map(|&(_, t)| t);
+                match (curr, first) {
+                    (Some(c), Some(f)) => {
+                        let (ct, ft) = (&self.tasks[c], &self.tasks[f]);
+                        if ct.o1_timeslice_left > 0 && ct.o1_prio <= ft.o1_prio { Some(c) } else { Some(f) }
+                    }
+                    (c, f) => c.or(f),
+                }
+            }
+            ClassKind::Cfs => {
+                let mut left = rq.tree.first().map(|&(_, t)| t);
+                if let Some(c) = curr {
+                    if left.is_none_or(|l| self.tasks[c].vruntime < self.tasks[l].vruntime) {
+                        left = Some(c);
+                    }
+                }
+                let left = left?;
+                for b in [rq.next, rq.last].into_iter().flatten() {
+                    let queued_or_curr = Some(b) == curr || matches!(self.tasks[b].state, TaskState::Queued(x) if x == cpu);
+                    if queued_or_curr && self.wakeup_preempt_entity(b, left) < 1 {
+                        return Some(b);
+                    }
+                }
+                Some(left)
+            }
+            ClassKind::Eevdf => {
+                if let Some(c) = curr {
+                    let ct = &self.tasks[c];
+                    if rq.tree.is_empty() {
+                        return Some(c);
+                    }
+                    if self.cfg.features.run_to_parity
+                        && ct.protect_until_deadline == Some(ct.deadline)
+                        && self.eligible(cpu, c)
+                    {
+                        return Some(c);
+                    }
+                }
+                let mut best: Option<TaskId> = None;
+                for &(_, t) in rq.tree.iter() {
+                    if self.eligible(cpu, t) {
+                        best = Some(t);
+                        break;
+                    }
+                }
+                if let Some(c) = curr {
+                    if self.eligible(cpu, c)
+                        && best.is_none_or(|b| self.tasks[c].deadline <= self.tasks[b].deadline)
+                    {
+                        best = Some(c);
+                    }
+                }
+                best.or_else(|| rq.tree.first().map(|&(_, t)| t)).or(curr)
+            }
+        }
+    }
+
+    /// CFS `wakeup_preempt_entity(curr, se)`: 1 if `se` should preempt `curr`.
+    pub(crate) fn wakeup_preempt_entity(&self, curr: TaskId, se: TaskId) -> i32 {
+        let vdiff = self.tasks[curr].vruntime - self.tasks[se].vruntime;
+        if vdiff <= 0 {
+            return -1;
+        }
+        let gran = calc_delta_fair(self.wakeup_gran_ns(), self.tasks[se].weight);
+        i32::from(vdiff > gran)
+    }
+
+    /// Whether waking `p` onto `cpu` (whose curr is running) preempts curr.
+    pub(crate) fn check_preempt_wakeup(&mut self, cpu: CpuId, p: TaskId, sync: bool, fork: bool) -> bool {
+        let Some(curr) = self.curr_runnable(cpu) else { return false };
+        if curr == p || !self.cfg.features.wakeup_preemption && self.cfg.class != ClassKind::O1 {
+            return false;
+        }
+        match self.cfg.class {
+            ClassKind::O1 => !sync && self.tasks[p].o1_prio < self.tasks[curr].o1_prio,
+            ClassKind::Cfs => {
+                self.update_curr(cpu);
+                let nr_latency = (self.latency_ns() / self.min_gran_ns().max(1)).max(1);
+                let scale = self.cpus[cpu].nr_running as u64 >= nr_latency;
+                let mut marked = false;
+                if self.cfg.features.next_buddy && scale && !fork {
+                    self.cpus[cpu].rq.next = Some(p);
+                    marked = true;
+                }
+                if self.wakeup_preempt_entity(curr, p) == 1 {
+                    if !marked {
+                        self.cpus[cpu].rq.next = Some(p);
+                    }
+                    if self.cfg.features.last_buddy && scale {
+                        self.cpus[cpu].rq.last = Some(curr);
+                    }
+                    return true;
+                }
+                false
+            }
+            ClassKind::Eevdf => {
+                self.update_curr(cpu);
+                if self.cfg.features.preempt_short {
+                    let (ps, cs) = (self.tasks[p].slice, self.tasks[curr].slice);
+                    if ps < cs && self.eligible(cpu, p) && self.tasks[p].deadline < self.tasks[curr].deadline {
+                        return true;
+                    }
+                }
+                self.pick_next(cpu) == Some(p)
+            }
+        }
+    }
+
+    /// Tick-time preemption check of the running task.
+    pub(crate) fn check_preempt_tick(&mut self, cpu: CpuId) -> bool {
+        let Some(curr) = self.curr_runnable(cpu) else { return false };
+        self.update_curr(cpu);
+        if self.cpus[cpu].nr_running <= 1 {
+            return false;
+        }
+        match self.cfg.class {
+            ClassKind::O1 => {
+                if self.tasks[curr].o1_timeslice_left == 0 {
+                    return true;
+                }
+                self.pick_next(cpu) != Some(curr)
+            }
+            ClassKind::Cfs => {
+                let ideal = self.sched_slice(cpu, curr);
+                let t = &self.tasks[curr];
+                let ran = t.sum_exec - t.prev_sum_exec;
+                if ran > ideal {
+                    let rq = &mut self.cpus[cpu].rq;
+                    if rq.next == Some(curr) {
+                        rq.next = None;
+                    }
+                    if rq.last == Some(curr) {
+                        rq.last = None;
+                    }
+                    return true;
+                }
+                if ran < self.min_gran_ns() {
+                    return false;
+                }
+                let Some(&(first_v, _)) = self.cpus[cpu].rq.tree.first() else { return false };
+                let d = t.vruntime - first_v;
+                d > ideal as i64
+            }
+            ClassKind::Eevdf => self.cpus[cpu].need_resched || self.pick_next(cpu) != Some(curr),
+        }
+    }
+
+    /// Bookkeeping when `t` becomes curr.
+    pub(crate) fn set_next_entity(&mut self, t: TaskId, now: Time) {
+        let task = &mut self.tasks[t];
+        task.exec_start = now;
+        task.prev_sum_exec = task.sum_exec;
+        task.protect_until_deadline = Some(task.deadline);
+    }
+}
+
+/// O(1) timeslice for a nice level (linear in static priority, 100 ms at nice 0).
+pub fn o1_timeslice(base_ns: u64, nice: i32) -> u64 {
+    // 2.5-era task_timeslice: MIN + (MAX - MIN) * (MAX_PRIO - 1 - static_prio) / (MAX_USER_PRIO - 1),
+    // with MIN = base/10 and MAX = 2*base: nice 0 gives ~base. Reconstruction [M].
+    let min = base_ns / 10;
+    let max = 2 * base_ns;
+    let static_prio = 120 + nice.clamp(-20, 19);
+    min + (max - min) * (139 - static_prio) as u64 / 39
+}

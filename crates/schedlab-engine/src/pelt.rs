@@ -1,0 +1,145 @@
+//! Per-entity load tracking (linux-wakeup.md §1.6), kept deterministic.
+//!
+//! Sums accumulate `active × time` in 1024 µs periods and decay by `y` per period with
+//! `y^32 = 1/2`, like the kernel. Unlike the kernel, every signal is anchored to the same
+//! absolute period grid, so a CPU's sum is exactly the sum of its tasks' sums and a task's
+//! contribution can be moved between CPUs by subtraction. Powers of `y` come from repeated
+//! squaring of a square-root-derived constant: no libm, identical on every machine.
+
+use crate::time::Time;
+
+/// One PELT period: 1024 × 1024 ns.
+pub const PERIOD_NS: u64 = 1 << 20;
+
+fn y() -> f64 {
+    // 2^(-1/32) = sqrt applied five times to 0.5; sqrt is correctly rounded everywhere.
+    0.5f64.sqrt().sqrt().sqrt().sqrt().sqrt()
+}
+
+/// `y^n`.
+pub fn decay(n: u64) -> f64 {
+    if n >= 64 * 32 {
+        return 0.0;
+    }
+    let mut result = 1.0;
+    let mut base = y();
+    let mut e = n;
+    while e > 0 {
+        if e & 1 == 1 {
+            result *= base;
+        }
+        base *= base;
+        e >>= 1;
+    }
+    result
+}
+
+/// `Σ_{k=1}^{m} y^k`.
+fn series(m: u64) -> f64 {
+    let y = y();
+    y * (1.0 - decay(m)) / (1.0 - y)
+}
+
+/// The divider that turns a sum into an average at time `now` (a fully active signal
+/// averages to 1).
+pub fn divider(now: Time) -> f64 {
+    let y = y();
+    PERIOD_NS as f64 * y / (1.0 - y) + (now % PERIOD_NS) as f64
+}
+
+/// One decaying sum.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Signal {
+    /// Decayed sum of `active × ns`.
+    pub sum: f64,
+    /// Last update time.
+    pub last: Time,
+}
+
+impl Signal {
+    /// Accrues `active` from `last` to `now`, decaying across period boundaries.
+    pub fn advance(&mut self, now: Time, active: f64) {
+        if now <= self.last {
+            return;
+        }
+        let p_last = self.last / PERIOD_NS;
+        let p_now = now / PERIOD_NS;
+        if p_last == p_now {
+            self.sum += active * (now - self.last) as f64;
+        } else {
+            let d1 = (p_last + 1) * PERIOD_NS - self.last;
+            let periods = p_now - p_last;
+            let d3 = now - p_now * PERIOD_NS;
+            self.sum = (self.sum + active * d1 as f64) * decay(periods);
+            if periods > 1 {
+                self.sum += active * PERIOD_NS as f64 * series(periods - 1);
+            }
+            self.sum += active * d3 as f64;
+        }
+        if self.sum < 0.0 {
+            self.sum = 0.0;
+        }
+        self.last = now;
+    }
+
+    /// The average at `now` assuming nothing accrued since `last` (a blocked entity).
+    pub fn avg_idle_at(&self, now: Time) -> f64 {
+        let mut s = *self;
+        s.advance(now, 0.0);
+        s.sum / divider(now)
+    }
+
+    /// The average after an `advance(now, ..)`.
+    pub fn avg(&self) -> f64 {
+        self.sum / divider(self.last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_life_is_32_periods() {
+        assert!((decay(32) - 0.5).abs() < 1e-12);
+        assert!((decay(64) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn always_active_converges_to_one() {
+        let mut s = Signal::default();
+        let mut t = 0;
+        for _ in 0..2000 {
+            t += 777_777;
+            s.advance(t, 1.0);
+        }
+        assert!((s.avg() - 1.0).abs() < 1e-6, "{}", s.avg());
+    }
+
+    #[test]
+    fn sums_are_linear_across_entities() {
+        let mut a = Signal::default();
+        let mut b = Signal::default();
+        let mut both = Signal::default();
+        let mut t = 0;
+        for i in 0..500u64 {
+            t += 123_457 + i * 1000;
+            let (x, y) = ((i % 3) as f64, (i % 2) as f64);
+            a.advance(t, x);
+            b.advance(t, y);
+            both.advance(t, x + y);
+        }
+        assert!((a.sum + b.sum - both.sum).abs() / both.sum < 1e-9);
+    }
+
+    #[test]
+    fn half_active_is_about_half() {
+        let mut s = Signal::default();
+        let mut t = 0;
+        for i in 0..4000 {
+            t += 500_000;
+            s.advance(t, if i % 2 == 0 { 1.0 } else { 0.0 });
+        }
+        assert!((s.avg() - 0.5).abs() < 0.02, "{}", s.avg());
+    }
+}

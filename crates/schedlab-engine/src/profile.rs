@@ -1,0 +1,416 @@
+//! The machine profile: every cost the simulated machine charges (cost-model.md).
+//!
+//! No cost constant lives in code: the simulator reads all of them from a [`MachineProfile`],
+//! which is TOML on disk (`--profile FILE`, schema `schedlab.profile/1`, the same file
+//! `schedlab host calibrate` writes). Defaults are the starting values of cost-model.md and
+//! benchmarks.md §1.4/§3.2; each published preset has its own profile with its sources.
+
+use serde::{Deserialize, Serialize};
+
+/// Schema tag of profile files.
+pub const PROFILE_SCHEMA: &str = "schedlab.profile/1";
+
+/// All the costs of one machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MachineProfile {
+    /// Schema tag (`schedlab.profile/1`).
+    pub schema: String,
+    /// Profile name.
+    pub name: String,
+    /// Where the numbers come from.
+    pub source: String,
+    /// Execution speed and switch costs.
+    pub cpu: CpuCosts,
+    /// Cache affinity of a task's own working set.
+    pub cache: CacheCosts,
+    /// Data passed between tasks.
+    pub transfer: TransferCosts,
+    /// Wakeup path latency.
+    pub wakeup: WakeupCosts,
+    /// Cost of deciding (searches, balancing).
+    pub search: SearchCosts,
+}
+
+/// Execution speed and switch costs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuCosts {
+    /// Per-thread speed when 1, 2, ... threads of a core are busy.
+    pub smt_speed: Vec<f64>,
+    /// Switch between threads of one process, ns.
+    pub ctx_switch_ns: u64,
+    /// Switch between processes (address-space change), ns.
+    pub ctx_switch_mm_ns: u64,
+    /// Entry and exit of one syscall, ns.
+    pub syscall_ns: u64,
+    /// Extra run time fraction per step of `distance/10 - 1` away from the home node, at
+    /// memory intensity 1.
+    pub remote_memory_slowdown: f64,
+    /// Parent-side cost of fork (copying the address space description), ns.
+    pub fork_ns: u64,
+}
+
+/// Cache refetch costs, per 64-byte line, by how far the task moved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheCosts {
+    /// Cache line size.
+    pub line_bytes: u64,
+    /// Moved to an SMT sibling.
+    pub refetch_smt_ns: f64,
+    /// Moved to another core of the same LLC.
+    pub refetch_llc_ns: f64,
+    /// Moved to another LLC of the same node (or refetched from memory).
+    pub refetch_cross_llc_ns: f64,
+    /// Moved to another node, at distance 20 (scaled by distance).
+    pub refetch_cross_node_ns: f64,
+    /// Time off-CPU after which half of the working set has been evicted, µs.
+    pub hot_half_life_us: f64,
+}
+
+/// Per-byte costs for a reader of data written by another task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransferCosts {
+    /// The copy itself, wherever the data is.
+    pub copy_ns_per_byte: f64,
+    /// Extra when written on the same CPU.
+    pub same_cpu_ns_per_byte: f64,
+    /// Extra when written on an SMT sibling.
+    pub smt_ns_per_byte: f64,
+    /// Extra when written on another core of the LLC.
+    pub llc_ns_per_byte: f64,
+    /// Extra when written in another LLC of the node.
+    pub cross_llc_ns_per_byte: f64,
+    /// Extra when written on another node (distance 20; scaled by distance).
+    pub cross_node_ns_per_byte: f64,
+}
+
+/// Latencies on the wakeup path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WakeupCosts {
+    /// Sending the wake IPI to a remote CPU, ns.
+    pub ipi_ns: u64,
+    /// Selection to enqueue on a remote CPU through the wakelist, ns.
+    pub ttwu_queue_delay_ns: u64,
+    /// Waker-side cost of waking a task onto its own CPU, ns.
+    pub local_wake_ns: u64,
+    /// Waker-side cost of waking a task onto another CPU, ns.
+    pub remote_wake_ns: u64,
+    /// Idle states, shallowest first.
+    pub idle_states: Vec<IdleState>,
+}
+
+/// One idle state (C-state).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleState {
+    /// Name, e.g. `C1`.
+    pub name: String,
+    /// Exit latency, ns.
+    pub exit_ns: u64,
+    /// Idle time after which the governor picks this state, ns.
+    pub target_residency_ns: u64,
+}
+
+/// The cost of looking at other CPUs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchCosts {
+    /// Per CPU examined by a wakeup search in the waker's LLC, ns.
+    pub scan_per_cpu_ns: u64,
+    /// Per CPU examined in another LLC, ns.
+    pub scan_per_cpu_remote_ns: u64,
+    /// Per CPU examined by a balancing pass, ns.
+    pub lb_per_cpu_ns: u64,
+    /// Per task examined by a balancing pass, ns.
+    pub lb_per_task_ns: u64,
+}
+
+impl Default for MachineProfile {
+    fn default() -> Self {
+        MachineProfile {
+            schema: PROFILE_SCHEMA.into(),
+            name: "default".into(),
+            source: "cost-model.md starting values (a 2010s x86 server, shallow C-states)".into(),
+            cpu: CpuCosts::default(),
+            cache: CacheCosts::default(),
+            transfer: TransferCosts::default(),
+            wakeup: WakeupCosts::default(),
+            search: SearchCosts::default(),
+        }
+    }
+}
+
+impl Default for CpuCosts {
+    fn default() -> Self {
+        CpuCosts {
+            smt_speed: vec![1.0, 0.62],
+            ctx_switch_ns: 1200,
+            ctx_switch_mm_ns: 1800,
+            syscall_ns: 150,
+            remote_memory_slowdown: 0.5,
+            fork_ns: 30_000,
+        }
+    }
+}
+
+impl Default for CacheCosts {
+    fn default() -> Self {
+        CacheCosts {
+            line_bytes: 64,
+            refetch_smt_ns: 2.0,
+            refetch_llc_ns: 15.0,
+            refetch_cross_llc_ns: 60.0,
+            refetch_cross_node_ns: 120.0,
+            hot_half_life_us: 2000.0,
+        }
+    }
+}
+
+impl Default for TransferCosts {
+    fn default() -> Self {
+        TransferCosts {
+            copy_ns_per_byte: 0.1,
+            same_cpu_ns_per_byte: 0.0,
+            smt_ns_per_byte: 0.02,
+            llc_ns_per_byte: 0.08,
+            cross_llc_ns_per_byte: 0.25,
+            cross_node_ns_per_byte: 0.4,
+        }
+    }
+}
+
+impl Default for WakeupCosts {
+    fn default() -> Self {
+        WakeupCosts {
+            ipi_ns: 1500,
+            ttwu_queue_delay_ns: 2000,
+            local_wake_ns: 300,
+            remote_wake_ns: 1000,
+            idle_states: vec![
+                IdleState { name: "C1".into(), exit_ns: 2000, target_residency_ns: 2000 },
+                IdleState { name: "C6".into(), exit_ns: 80_000, target_residency_ns: 600_000 },
+            ],
+        }
+    }
+}
+
+impl Default for SearchCosts {
+    fn default() -> Self {
+        SearchCosts {
+            scan_per_cpu_ns: 40,
+            scan_per_cpu_remote_ns: 100,
+            lb_per_cpu_ns: 50,
+            lb_per_task_ns: 100,
+        }
+    }
+}
+
+/// Why a profile could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    /// TOML syntax or unknown/mistyped key.
+    #[error("{path}: {message}")]
+    Parse {
+        /// File.
+        path: String,
+        /// What toml said (with line and column).
+        message: String,
+    },
+    /// A value outside its meaningful range.
+    #[error("{path}: {key} = {value}: {why}")]
+    Value {
+        /// File.
+        path: String,
+        /// Dotted key.
+        key: String,
+        /// Offending value.
+        value: String,
+        /// What was expected.
+        why: String,
+    },
+    /// Unreadable file.
+    #[error("cannot read profile {path}: {source}")]
+    Io {
+        /// File.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+impl MachineProfile {
+    /// Parses TOML text; `path` is only used in messages.
+    pub fn from_toml(text: &str, path: &str) -> Result<Self, ProfileError> {
+        let p: MachineProfile = toml::from_str(text)
+            .map_err(|e| ProfileError::Parse { path: path.into(), message: e.to_string() })?;
+        p.validate(path)?;
+        Ok(p)
+    }
+
+    /// Reads a profile file.
+    pub fn load(path: &std::path::Path) -> Result<Self, ProfileError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ProfileError::Io { path: path.display().to_string(), source })?;
+        Self::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Renders as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Checks ranges.
+    pub fn validate(&self, path: &str) -> Result<(), ProfileError> {
+        let bad = |key: &str, value: String, why: &str| ProfileError::Value {
+            path: path.into(),
+            key: key.into(),
+            value,
+            why: why.into(),
+        };
+        if self.schema != PROFILE_SCHEMA {
+            return Err(bad("schema", self.schema.clone(), "expected \"schedlab.profile/1\""));
+        }
+        if self.cpu.smt_speed.is_empty() {
+            return Err(bad("cpu.smt_speed", "[]".into(), "needs at least one entry (1.0)"));
+        }
+        for (i, s) in self.cpu.smt_speed.iter().enumerate() {
+            if !(s.is_finite() && *s > 0.0 && *s <= 1.0) {
+                return Err(bad(&format!("cpu.smt_speed[{i}]"), s.to_string(), "must be in (0, 1]"));
+            }
+        }
+        if self.cache.line_bytes == 0 {
+            return Err(bad("cache.line_bytes", "0".into(), "must be positive"));
+        }
+        let nonneg = [
+            ("cpu.remote_memory_slowdown", self.cpu.remote_memory_slowdown),
+            ("cache.refetch_smt_ns", self.cache.refetch_smt_ns),
+            ("cache.refetch_llc_ns", self.cache.refetch_llc_ns),
+            ("cache.refetch_cross_llc_ns", self.cache.refetch_cross_llc_ns),
+            ("cache.refetch_cross_node_ns", self.cache.refetch_cross_node_ns),
+            ("transfer.copy_ns_per_byte", self.transfer.copy_ns_per_byte),
+            ("transfer.same_cpu_ns_per_byte", self.transfer.same_cpu_ns_per_byte),
+            ("transfer.smt_ns_per_byte", self.transfer.smt_ns_per_byte),
+            ("transfer.llc_ns_per_byte", self.transfer.llc_ns_per_byte),
+            ("transfer.cross_llc_ns_per_byte", self.transfer.cross_llc_ns_per_byte),
+            ("transfer.cross_node_ns_per_byte", self.transfer.cross_node_ns_per_byte),
+        ];
+        for (k, v) in nonneg {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(k, v.to_string(), "must be a non-negative number"));
+            }
+        }
+        if !(self.cache.hot_half_life_us.is_finite() && self.cache.hot_half_life_us > 0.0) {
+            return Err(bad(
+                "cache.hot_half_life_us",
+                self.cache.hot_half_life_us.to_string(),
+                "must be positive",
+            ));
+        }
+        for w in self.wakeup.idle_states.windows(2) {
+            if w[1].target_residency_ns < w[0].target_residency_ns {
+                return Err(bad(
+                    "wakeup.idle_states",
+                    w[1].name.clone(),
+                    "states must be listed shallowest first (increasing target_residency_ns)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The built-in profile for a topology preset (or the default for anything else).
+    pub fn for_preset(preset: &str) -> MachineProfile {
+        let mut p = MachineProfile::default();
+        match preset {
+            "westmere-2s20c" | "westmere-4s40c" => {
+                p.name = preset.into();
+                p.source = "Westmere-EX/EP era (2010-2013): cost-model.md starting values; \
+                    C1E/C3 exits of ~10-60 us per benchmarks.md §1.4 (Westmere tbench 1 client \
+                    30 -> 299 MB/s when stacking) and cross-socket QPI transfer [reconstruction]"
+                    .into();
+                p.wakeup.idle_states = vec![
+                    IdleState { name: "C1".into(), exit_ns: 3000, target_residency_ns: 6000 },
+                    IdleState { name: "C3".into(), exit_ns: 40_000, target_residency_ns: 150_000 },
+                    IdleState { name: "C6".into(), exit_ns: 120_000, target_residency_ns: 500_000 },
+                ];
+                p.wakeup.ipi_ns = 2500;
+                p.transfer.cross_llc_ns_per_byte = 0.35;
+                p.transfer.cross_node_ns_per_byte = 0.5;
+                p.cache.refetch_cross_node_ns = 150.0;
+            }
+            "xeon-2s12c" => {
+                p.name = preset.into();
+                p.source = "Haswell/Broadwell-EP 2x12c (2016): cost-model.md starting values \
+                    [reconstruction]"
+                    .into();
+                p.wakeup.ipi_ns = 2000;
+            }
+            "tx7-4n2c" => {
+                p.name = preset.into();
+                p.source = "NEC TX7 Itanium 2 (2003): per-CPU L3, remote memory ~2x local \
+                    (published-results.md R3) [reconstruction]"
+                    .into();
+                p.cpu.remote_memory_slowdown = 0.8;
+                p.cache.refetch_cross_llc_ns = 150.0;
+                p.cache.refetch_cross_node_ns = 300.0;
+                p.transfer.cross_llc_ns_per_byte = 0.5;
+                p.transfer.cross_node_ns_per_byte = 1.0;
+                p.cpu.ctx_switch_ns = 2000;
+                p.cpu.ctx_switch_mm_ns = 3000;
+                p.cpu.syscall_ns = 300;
+                p.wakeup.idle_states =
+                    vec![IdleState { name: "halt".into(), exit_ns: 1000, target_residency_ns: 0 }];
+            }
+            "zen3-2s64c" => {
+                p.name = preset.into();
+                p.source = "AMD Zen3 2x64c (2022 threads): C2 exit ~tens of us, CCX-to-CCX \
+                    transfer slower than on-CCX (benchmarks.md §1.4)"
+                    .into();
+                p.transfer.cross_llc_ns_per_byte = 0.3;
+            }
+            "spr-2s56c" => {
+                p.name = preset.into();
+                p.source = "Sapphire Rapids 2x56c (2023 threads): 112-CPU LLC, SIS scan cost \
+                    matters (benchmarks.md §1.4)"
+                    .into();
+                p.search.scan_per_cpu_ns = 60;
+            }
+            _ => {}
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_round_trips_through_toml() {
+        let p = MachineProfile::default();
+        let back = MachineProfile::from_toml(&p.to_toml(), "x").unwrap();
+        assert_eq!(p, back);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = MachineProfile::from_toml("schema = \"schedlab.profile/1\"\n[cpu]\nctx_swich_ns = 5\n", "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ctx_swich_ns"), "{e}");
+        assert!(e.contains("f.toml"), "{e}");
+    }
+
+    #[test]
+    fn bad_value_is_named() {
+        let e = MachineProfile::from_toml("[cpu]\nsmt_speed = [1.0, 1.5]\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("smt_speed[1]"), "{e}");
+    }
+}

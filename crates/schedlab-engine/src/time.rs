@@ -1,0 +1,68 @@
+//! Simulated time: one notion, `u64` nanoseconds since the start of the run.
+
+/// A point in simulated time, in nanoseconds since the run started.
+pub type Time = u64;
+
+/// Nanoseconds per microsecond.
+pub const NSEC_PER_USEC: u64 = 1_000;
+/// Nanoseconds per millisecond.
+pub const NSEC_PER_MSEC: u64 = 1_000_000;
+/// Nanoseconds per second.
+pub const NSEC_PER_SEC: u64 = 1_000_000_000;
+
+/// Parses a duration such as `100us`, `2.5ms`, `2s`, `750ns` (a bare number is refused:
+/// units are never guessed).
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix("µs") {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1e9)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60e9)
+    } else {
+        return Err(format!("'{s}' has no unit (expected a number followed by ns, us, ms, s or m)"));
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (expected e.g. 100us, 2.5ms, 2s)"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("'{s}' must be a non-negative duration"));
+    }
+    Ok((v * mult).round() as u64)
+}
+
+/// Formats nanoseconds for humans (`1.234 ms`).
+pub fn fmt_ns(ns: u64) -> String {
+    if ns >= NSEC_PER_SEC {
+        format!("{:.3} s", ns as f64 / 1e9)
+    } else if ns >= NSEC_PER_MSEC {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else if ns >= NSEC_PER_USEC {
+        format!("{:.3} us", ns as f64 / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_need_units() {
+        assert_eq!(parse_duration("100us"), Ok(100_000));
+        assert_eq!(parse_duration("2.5ms"), Ok(2_500_000));
+        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
+        assert!(parse_duration("100").is_err());
+        assert!(parse_duration("-1ms").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+}

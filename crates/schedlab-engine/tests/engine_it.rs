@@ -1,0 +1,208 @@
+//! Integration tests of the engine: fixed placements of a pipe ping-pong pair, determinism,
+//! invariants, deadlock reports.
+
+use schedlab_engine::policy::{FixedPlacement, PrevCpu};
+use schedlab_engine::task::{Slot, WAKE_ALL};
+use schedlab_engine::{
+    CfsBalancer, ChannelKind, Dist, EndReason, MachineProfile, NoBalance, Op, SchedConfig, SimOptions,
+    Simulation, TaskSpec, Workload,
+};
+use schedlab_topo::{CpuSet, Topology};
+use std::sync::Arc;
+
+fn core2quad() -> Arc<Topology> {
+    // 4 CPUs, 2 LLCs of 2 cores (no SMT).
+    Arc::new(schedlab_topo::regular("core2quad", "test", 1, 2, 2, 1, false).unwrap())
+}
+
+/// perf-bench-pipe-like pair: A writes then reads, B reads then writes, `loops` round trips.
+fn pingpong(loops: u64, pin: Option<(usize, usize)>, n: usize) -> Workload {
+    let mut w = Workload::new("pipe");
+    let p1 = w.channel(ChannelKind::pipe(), "p1");
+    let p2 = w.channel(ChannelKind::pipe(), "p2");
+    let mut a = TaskSpec::new(
+        "pipe-a",
+        vec![
+            Op::Loop(loops),
+            Op::Send { ch: p1, bytes: Dist::Const(4) },
+            Op::Recv { ch: p2 },
+            Op::EndLoop,
+        ],
+    );
+    let mut b = TaskSpec::new(
+        "pipe-b",
+        vec![
+            Op::Loop(loops),
+            Op::Recv { ch: p1 },
+            Op::Send { ch: p2, bytes: Dist::Const(4) },
+            Op::EndLoop,
+        ],
+    );
+    if let Some((ca, cb)) = pin {
+        a.affinity = Some(CpuSet::from_cpus(n, [ca]));
+        b.affinity = Some(CpuSet::from_cpus(n, [cb]));
+    }
+    w.spawn(a);
+    w.spawn(b);
+    w
+}
+
+fn run(topo: Arc<Topology>, w: Workload, seed: u64, check: bool) -> Simulation {
+    let cfg = SchedConfig::default();
+    let bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
+    let mut sim = Simulation::new(
+        topo,
+        MachineProfile::default(),
+        cfg,
+        Box::new(PrevCpu),
+        Box::new(bal),
+        w,
+        SimOptions { seed, check_invariants: check, ..Default::default() },
+    )
+    .unwrap();
+    let end = sim.run();
+    assert_eq!(end, EndReason::AllExited, "run ended with {end:?}");
+    sim
+}
+
+#[test]
+fn stacked_pair_beats_split_pair_by_the_profile_factor() {
+    let topo = core2quad();
+    let loops = 2000;
+    let stacked = run(topo.clone(), pingpong(loops, Some((0, 0)), 4), 1, true);
+    let split = run(topo.clone(), pingpong(loops, Some((0, 2)), 4), 1, true);
+    let t_stacked = stacked.now() as f64 / loops as f64;
+    let t_split = split.now() as f64 / loops as f64;
+    let p = MachineProfile::default();
+    // What the profile implies per round trip:
+    //  stacked: 2 switches + 4 syscalls + copies;
+    //  split:   2 × (remote wake + IPI + C1 exit + switch from idle) + 4 syscalls + copies + transfer.
+    let sys = 4.0 * p.cpu.syscall_ns as f64 + 8.0 * p.transfer.copy_ns_per_byte;
+    let expect_stacked = 2.0 * p.cpu.ctx_switch_mm_ns as f64 + sys + 2.0 * p.wakeup.local_wake_ns as f64;
+    let c1 = p.wakeup.idle_states[0].exit_ns as f64;
+    let expect_split = 2.0 * (p.wakeup.remote_wake_ns as f64 + p.wakeup.ipi_ns as f64 + c1 + p.cpu.ctx_switch_ns as f64)
+        + sys
+        + 8.0 * p.transfer.cross_llc_ns_per_byte;
+    let ratio = t_split / t_stacked;
+    let expect_ratio = expect_split / expect_stacked;
+    assert!(
+        (t_stacked - expect_stacked).abs() / expect_stacked < 0.10,
+        "stacked {t_stacked} ns/op, profile implies {expect_stacked}"
+    );
+    assert!(
+        (t_split - expect_split).abs() / expect_split < 0.15,
+        "split {t_split} ns/op, profile implies {expect_split}"
+    );
+    assert!((ratio - expect_ratio).abs() / expect_ratio < 0.2, "ratio {ratio} vs {expect_ratio}");
+    // The counters show why.
+    let cs = split.counters();
+    let cst = stacked.counters();
+    assert!(cs.wakeups_to_idle as f64 > 0.95 * cs.wakeups as f64, "{}", cs.to_text());
+    assert_eq!(cst.wakeups_to_idle, 0, "{}", cst.to_text());
+    assert!(cs.idle_exits >= 2 * loops - 2);
+    assert_eq!(cst.idle_exits, 1);
+    assert!(cs.transfer_cost_ns > 0 && cst.transfer_cost_ns == 0);
+    assert!(cs.wakeups_remote as f64 > 0.95 * cs.wakeups as f64);
+}
+
+#[test]
+fn same_seed_same_event_stream() {
+    let topo = core2quad();
+    let mk = || {
+        let mut w = Workload::new("rand");
+        let ch = w.channel(ChannelKind::unix(), "c");
+        for i in 0..6 {
+            let prog = if i % 2 == 0 {
+                vec![
+                    Op::Loop(300),
+                    Op::Compute(Dist::Exp { mean: 5_000 }),
+                    Op::Send { ch, bytes: Dist::Uniform { lo: 10, hi: 2000 } },
+                    Op::EndLoop,
+                ]
+            } else {
+                vec![Op::Loop(300), Op::Recv { ch }, Op::Compute(Dist::Exp { mean: 3_000 }), Op::EndLoop]
+            };
+            w.spawn(TaskSpec::new(format!("t{i}"), prog));
+        }
+        w
+    };
+    let a = run(topo.clone(), mk(), 42, false);
+    let b = run(topo.clone(), mk(), 42, false);
+    let c = run(topo, mk(), 43, false);
+    assert_eq!(a.event_hash(), b.event_hash());
+    assert_eq!(a.now(), b.now());
+    assert_ne!(a.event_hash(), c.event_hash());
+}
+
+#[test]
+fn deadlock_is_reported_not_hung() {
+    let mut w = Workload::new("dead");
+    let ch = w.channel(ChannelKind::pipe(), "never-written");
+    w.spawn(TaskSpec::new("reader", vec![Op::Recv { ch }]));
+    let cfg = SchedConfig::default();
+    let mut sim = Simulation::new(
+        core2quad(),
+        MachineProfile::default(),
+        cfg,
+        Box::new(PrevCpu),
+        Box::new(NoBalance),
+        w,
+        SimOptions::default(),
+    )
+    .unwrap();
+    match sim.run() {
+        EndReason::Deadlock(v) => {
+            assert_eq!(v.len(), 1);
+            assert!(v[0].contains("reader") && v[0].contains("never-written"), "{v:?}");
+        }
+        other => panic!("expected a deadlock, got {other:?}"),
+    }
+}
+
+#[test]
+fn futex_fanout_and_barrier_and_fork_complete() {
+    let mut w = Workload::new("misc");
+    let f = w.futex();
+    let b = w.barrier(3);
+    let h = w.hist("lat");
+    let g = w.global_slot();
+    let child = w.spec(TaskSpec::new("child", vec![Op::Compute(Dist::Const(100_000))]));
+    w.spawn(TaskSpec::new(
+        "waker",
+        vec![
+            Op::Barrier(b),
+            Op::Sleep(Dist::Const(50_000)),
+            Op::Stamp(g),
+            Op::FutexWake { f, n: WAKE_ALL },
+            Op::Fork(child),
+            Op::Fork(child),
+            Op::WaitChildren,
+        ],
+    ));
+    for i in 0..2 {
+        w.spawn(TaskSpec::new(
+            format!("waiter{i}"),
+            vec![Op::Barrier(b), Op::FutexWait(f), Op::RecordSince { hist: h, slot: g }],
+        ));
+    }
+    let _ = Slot::Task(0);
+    let sim = run(core2quad(), w, 3, true);
+    assert_eq!(sim.nr_tasks(), 5);
+    assert!(sim.user_hist(h).len() >= 1);
+    assert!(sim.task_stats().iter().all(|t| t.exited));
+}
+
+#[test]
+fn cpu_time_is_conserved() {
+    let topo = core2quad();
+    let mut w = Workload::new("burn");
+    for i in 0..7 {
+        w.spawn(TaskSpec::new(format!("b{i}"), vec![Op::Compute(Dist::Const(3_000_000 + i * 100_000))]));
+    }
+    let sim = run(topo, w, 1, true);
+    let c = sim.counters();
+    assert_eq!(c.cpu_time_ns(), c.elapsed_ns * 4);
+    // 7 tasks × ~3.3 ms on 4 CPUs must take at least 7*3.3/4 ms.
+    assert!(c.elapsed_ns >= 5_600_000, "{}", c.to_text());
+    let _ = FixedPlacement::default();
+}
