@@ -45,7 +45,13 @@ pub trait Balancer: Send {
     /// [`Balancer::wants_idle_ticks`]).
     fn tick(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut);
     /// Called when `cpu` is about to go idle.
-    fn newidle(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut);
+    fn newidle(
+        &mut self,
+        cpu: CpuId,
+        view: &SchedView<'_>,
+        hints: &mut Hints,
+        out: &mut BalanceOut,
+    );
     /// Whether idle CPUs keep ticking (pre-NOHZ kernels).
     fn wants_idle_ticks(&self) -> bool {
         false
@@ -207,7 +213,11 @@ impl CfsBalancer {
             let interval = self.interval_ns(sd, &self.state[cpu][i], busy, view.nr_cpus());
             if now >= self.state[cpu][i].last_balance + interval {
                 let mut cont = true;
-                let it = if idle { IdleType::Idle } else { IdleType::NotIdle };
+                let it = if idle {
+                    IdleType::Idle
+                } else {
+                    IdleType::NotIdle
+                };
                 self.load_balance(cpu, i, sd, it, view, hints, out, &mut cont);
                 self.state[cpu][i].last_balance = now;
                 if !cont {
@@ -239,7 +249,7 @@ impl CfsBalancer {
         g.avg_load = g.load * 1024 / g.capacity.max(1);
         let pct = pct as u64;
         let has_capacity = (g.nr_running < g.weight)
-            || (g.capacity * pct >= g.util * 100 * 1 && g.capacity * 100 > g.util * pct);
+            || (g.capacity * pct >= (g.util * 100) && g.capacity * 100 > g.util * pct);
         g.kind = if g.nr_running > g.weight && g.capacity * 100 < g.util * pct {
             GroupType::Overloaded
         } else if g.nr_running > g.weight {
@@ -282,7 +292,11 @@ impl CfsBalancer {
         out.passes += 1;
         out.cost_ns += sd.span_weight as u64 * view.profile().search.lb_per_cpu_ns;
         let pct = sd.imbalance_pct;
-        let stats: Vec<GroupStats> = sd.groups.iter().map(|g| self.group_stats(g, view, pct)).collect();
+        let stats: Vec<GroupStats> = sd
+            .groups
+            .iter()
+            .map(|g| self.group_stats(g, view, pct))
+            .collect();
         // SIS_UTIL: refresh the LLC's scan budget from its utilisation (periodic only).
         if self.sis_util && idle != IdleType::NewlyIdle && sd.has(flags::SHARE_LLC) {
             let llc_size = view.topo().llc_size(dst);
@@ -310,7 +324,9 @@ impl CfsBalancer {
                         std::cmp::Ordering::Greater => true,
                         std::cmp::Ordering::Less => false,
                         std::cmp::Ordering::Equal => match g.kind {
-                            GroupType::Overloaded | GroupType::FullyBusy => g.avg_load > bg.avg_load,
+                            GroupType::Overloaded | GroupType::FullyBusy => {
+                                g.avg_load > bg.avg_load
+                            }
                             GroupType::HasSpare => {
                                 g.idle_cpus < bg.idle_cpus
                                     || (g.idle_cpus == bg.idle_cpus && g.nr_running > bg.nr_running)
@@ -328,7 +344,8 @@ impl CfsBalancer {
             if local.kind > bg.kind {
                 return None;
             }
-            let prefer_sibling = sd_idx > 0 && view.domains().of(dst)[sd_idx - 1].has(flags::PREFER_SIBLING);
+            let prefer_sibling =
+                sd_idx > 0 && view.domains().of(dst)[sd_idx - 1].has(flags::PREFER_SIBLING);
             let mode = if bg.kind == GroupType::Overloaded && local.kind == GroupType::Overloaded {
                 if 100 * bg.avg_load <= pct as u64 * local.avg_load {
                     return None;
@@ -371,7 +388,9 @@ impl CfsBalancer {
             // find_busiest_queue: the CPU of that group with the most to give.
             let src = sd.groups[b]
                 .iter()
-                .filter(|&c| view.nr_runnable(c) > 1 || (view.nr_runnable(c) == 1 && view.curr(c).is_none()))
+                .filter(|&c| {
+                    view.nr_runnable(c) > 1 || (view.nr_runnable(c) == 1 && view.curr(c).is_none())
+                })
                 .max_by_key(|&c| match mode {
                     Mode::Load(_) => (view.cpu_load(c), view.nr_runnable(c) as u64),
                     Mode::Tasks(_) => (view.nr_runnable(c) as u64, view.cpu_load(c)),
@@ -429,7 +448,11 @@ impl CfsBalancer {
             } else {
                 tasks_left -= 1;
             }
-            out.migrations.push(Migration { task: t, from: src, to: dst });
+            out.migrations.push(Migration {
+                task: t,
+                from: src,
+                to: dst,
+            });
             src_runnable -= 1;
             moved += 1;
             if idle == IdleType::NewlyIdle {
@@ -479,9 +502,15 @@ impl Balancer for CfsBalancer {
         }
     }
 
-    fn newidle(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut) {
+    fn newidle(
+        &mut self,
+        cpu: CpuId,
+        view: &SchedView<'_>,
+        hints: &mut Hints,
+        out: &mut BalanceOut,
+    ) {
         self.ensure_state(view);
-        let overload = (0..view.nr_cpus()).any(|c| view.nr_runnable(c) >= 2);
+        let overload = view.overloaded();
         if !overload {
             return;
         }
@@ -515,7 +544,8 @@ impl Balancer for CfsBalancer {
             }
             let before = out.cost_ns;
             let mut cont = true;
-            let pulled = self.load_balance(cpu, i, sd, IdleType::NewlyIdle, view, hints, out, &mut cont);
+            let pulled =
+                self.load_balance(cpu, i, sd, IdleType::NewlyIdle, view, hints, out, &mut cont);
             let d = out.cost_ns - before;
             let st = &mut self.state[cpu][i];
             st.max_newidle_lb_cost = st.max_newidle_lb_cost.max(d);

@@ -129,15 +129,6 @@ impl Default for Counters {
     }
 }
 
-/// Adds one to the entry named `name` (few distinct names: a short Vec beats a map).
-pub(crate) fn bump(v: &mut Vec<(String, u64)>, name: &str) {
-    if let Some(e) = v.iter_mut().find(|e| e.0 == name) {
-        e.1 += 1;
-    } else {
-        v.push((name.to_string(), 1));
-    }
-}
-
 impl Counters {
     /// Wakeup latency percentile in ns (q in 0..=100).
     pub fn wakeup_latency_ns(&self, q: f64) -> u64 {
@@ -171,8 +162,11 @@ impl Counters {
             self.wakeups_irq,
             self.forks
         ));
-        let lv: Vec<String> =
-            self.migrations_by_level.iter().map(|(l, n)| format!("{l} {n}")).collect();
+        let lv: Vec<String> = self
+            .migrations_by_level
+            .iter()
+            .map(|(l, n)| format!("{l} {n}"))
+            .collect();
         s.push_str(&format!(
             "migrations: wakeup {}, balance {} [{}]\n",
             self.migrations_wake,
@@ -196,7 +190,11 @@ impl Counters {
                 self.wakeup_latency.max() as f64 / 1e3
             ));
         }
-        let steps: Vec<String> = self.place_steps.iter().map(|(l, n)| format!("{l} {n}")).collect();
+        let steps: Vec<String> = self
+            .place_steps
+            .iter()
+            .map(|(l, n)| format!("{l} {n}"))
+            .collect();
         s.push_str(&format!(
             "placement: {} searches, {} CPUs examined; steps [{}]\n",
             self.searches,

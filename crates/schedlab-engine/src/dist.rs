@@ -95,7 +95,11 @@ impl Dist {
                 if total == 0.0 {
                     0.0
                 } else {
-                    items.iter().map(|(w, v)| *w as f64 * *v as f64).sum::<f64>() / total
+                    items
+                        .iter()
+                        .map(|(w, v)| *w as f64 * *v as f64)
+                        .sum::<f64>()
+                        / total
                 }
             }
         }
@@ -126,7 +130,10 @@ mod tests {
         for d in [
             Dist::Exp { mean: 1000 },
             Dist::Uniform { lo: 0, hi: 2000 },
-            Dist::Normal { mean: 1000, stddev: 100 },
+            Dist::Normal {
+                mean: 1000,
+                stddev: 100,
+            },
             Dist::Choice(vec![(1, 0), (1, 2000)]),
         ] {
             let n = 20000;

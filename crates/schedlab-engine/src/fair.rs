@@ -105,7 +105,9 @@ impl Simulation {
     }
 
     fn curr_runnable(&self, cpu: CpuId) -> Option<TaskId> {
-        self.cpus[cpu].curr.filter(|&c| matches!(self.tasks[c].state, TaskState::Running(_)))
+        self.cpus[cpu]
+            .curr
+            .filter(|&c| matches!(self.tasks[c].state, TaskState::Running(_)))
     }
 
     /// Charges the running task for the time since `exec_start` (`update_curr`).
@@ -199,10 +201,15 @@ impl Simulation {
     /// CFS `sched_slice()` for `t` on `cpu` (wall time).
     pub(crate) fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
         let c = &self.cpus[cpu];
-        let on_rq = matches!(self.tasks[t].state, TaskState::Queued(x) | TaskState::Running(x) if x == cpu);
+        let on_rq =
+            matches!(self.tasks[t].state, TaskState::Queued(x) | TaskState::Running(x) if x == cpu);
         let nr = c.nr_running as u64 + u64::from(!on_rq);
         let nr_latency = (self.latency_ns() / self.min_gran_ns().max(1)).max(1);
-        let period = if nr <= nr_latency { self.latency_ns() } else { nr * self.min_gran_ns() };
+        let period = if nr <= nr_latency {
+            self.latency_ns()
+        } else {
+            nr * self.min_gran_ns()
+        };
         let w = self.tasks[t].weight;
         let total = c.runnable_weight + if on_rq { 0 } else { w };
         let mut s = (period as u128 * w as u128 / total.max(1) as u128) as u64;
@@ -228,7 +235,11 @@ impl Simulation {
                     v -= thresh;
                 }
                 let task = &mut self.tasks[t];
-                task.vruntime = if initial { v.max(task.vruntime) } else { task.vruntime.max(v) };
+                task.vruntime = if initial {
+                    v.max(task.vruntime)
+                } else {
+                    task.vruntime.max(v)
+                };
             }
             ClassKind::Eevdf => {
                 let slice = self.tasks[t].custom_slice.unwrap_or(self.min_gran_ns());
@@ -236,7 +247,8 @@ impl Simulation {
                 let mut vslice = calc_delta_fair(slice, w);
                 let vavg = self.avg_vruntime(cpu);
                 let mut lag = 0i64;
-                let nr_others = self.cpus[cpu].rq.tree.len() + usize::from(self.curr_runnable(cpu).is_some());
+                let nr_others =
+                    self.cpus[cpu].rq.tree.len() + usize::from(self.curr_runnable(cpu).is_some());
                 if self.cfg.features.place_lag && nr_others > 0 {
                     let rq = &self.cpus[cpu].rq;
                     let mut load = rq.avg_load;
@@ -244,7 +256,8 @@ impl Simulation {
                         load += self.tasks[c].weight as i64;
                     }
                     if load > 0 {
-                        lag = (self.tasks[t].vlag as i128 * (load + w as i64) as i128 / load as i128) as i64;
+                        lag = (self.tasks[t].vlag as i128 * (load + w as i64) as i128
+                            / load as i128) as i64;
                     }
                 }
                 if initial && self.cfg.features.place_deadline_initial {
@@ -260,7 +273,8 @@ impl Simulation {
                 let bonus = ((task.o1_sleep_avg * 10.0).round() as i32 - 5).clamp(-5, 5);
                 task.o1_prio = 120 + task.nice - bonus;
                 if task.o1_timeslice_left == 0 {
-                    task.o1_timeslice_left = o1_timeslice(self.cfg.tunables.o1_timeslice_ns, task.nice);
+                    task.o1_timeslice_left =
+                        o1_timeslice(self.cfg.tunables.o1_timeslice_ns, task.nice);
                 }
             }
         }
@@ -297,21 +311,26 @@ impl Simulation {
                 match (curr, first) {
                     (Some(c), Some(f)) => {
                         let (ct, ft) = (&self.tasks[c], &self.tasks[f]);
-                        if ct.o1_timeslice_left > 0 && ct.o1_prio <= ft.o1_prio { Some(c) } else { Some(f) }
+                        if ct.o1_timeslice_left > 0 && ct.o1_prio <= ft.o1_prio {
+                            Some(c)
+                        } else {
+                            Some(f)
+                        }
                     }
                     (c, f) => c.or(f),
                 }
             }
             ClassKind::Cfs => {
                 let mut left = rq.tree.first().map(|&(_, t)| t);
-                if let Some(c) = curr {
-                    if left.is_none_or(|l| self.tasks[c].vruntime < self.tasks[l].vruntime) {
-                        left = Some(c);
-                    }
+                if let Some(c) = curr
+                    && left.is_none_or(|l| self.tasks[c].vruntime < self.tasks[l].vruntime)
+                {
+                    left = Some(c);
                 }
                 let left = left?;
                 for b in [rq.next, rq.last].into_iter().flatten() {
-                    let queued_or_curr = Some(b) == curr || matches!(self.tasks[b].state, TaskState::Queued(x) if x == cpu);
+                    let queued_or_curr = Some(b) == curr
+                        || matches!(self.tasks[b].state, TaskState::Queued(x) if x == cpu);
                     if queued_or_curr && self.wakeup_preempt_entity(b, left) < 1 {
                         return Some(b);
                     }
@@ -338,12 +357,11 @@ impl Simulation {
                         break;
                     }
                 }
-                if let Some(c) = curr {
-                    if self.eligible(cpu, c)
-                        && best.is_none_or(|b| self.tasks[c].deadline <= self.tasks[b].deadline)
-                    {
-                        best = Some(c);
-                    }
+                if let Some(c) = curr
+                    && self.eligible(cpu, c)
+                    && best.is_none_or(|b| self.tasks[c].deadline <= self.tasks[b].deadline)
+                {
+                    best = Some(c);
                 }
                 best.or_else(|| rq.tree.first().map(|&(_, t)| t)).or(curr)
             }
@@ -361,8 +379,16 @@ impl Simulation {
     }
 
     /// Whether waking `p` onto `cpu` (whose curr is running) preempts curr.
-    pub(crate) fn check_preempt_wakeup(&mut self, cpu: CpuId, p: TaskId, sync: bool, fork: bool) -> bool {
-        let Some(curr) = self.curr_runnable(cpu) else { return false };
+    pub(crate) fn check_preempt_wakeup(
+        &mut self,
+        cpu: CpuId,
+        p: TaskId,
+        sync: bool,
+        fork: bool,
+    ) -> bool {
+        let Some(curr) = self.curr_runnable(cpu) else {
+            return false;
+        };
         if curr == p || !self.cfg.features.wakeup_preemption && self.cfg.class != ClassKind::O1 {
             return false;
         }
@@ -392,7 +418,10 @@ impl Simulation {
                 self.update_curr(cpu);
                 if self.cfg.features.preempt_short {
                     let (ps, cs) = (self.tasks[p].slice, self.tasks[curr].slice);
-                    if ps < cs && self.eligible(cpu, p) && self.tasks[p].deadline < self.tasks[curr].deadline {
+                    if ps < cs
+                        && self.eligible(cpu, p)
+                        && self.tasks[p].deadline < self.tasks[curr].deadline
+                    {
                         return true;
                     }
                 }
@@ -403,7 +432,9 @@ impl Simulation {
 
     /// Tick-time preemption check of the running task.
     pub(crate) fn check_preempt_tick(&mut self, cpu: CpuId) -> bool {
-        let Some(curr) = self.curr_runnable(cpu) else { return false };
+        let Some(curr) = self.curr_runnable(cpu) else {
+            return false;
+        };
         self.update_curr(cpu);
         if self.cpus[cpu].nr_running <= 1 {
             return false;
@@ -432,7 +463,9 @@ impl Simulation {
                 if ran < self.min_gran_ns() {
                     return false;
                 }
-                let Some(&(first_v, _)) = self.cpus[cpu].rq.tree.first() else { return false };
+                let Some(&(first_v, _)) = self.cpus[cpu].rq.tree.first() else {
+                    return false;
+                };
                 let d = t.vruntime - first_v;
                 d > ideal as i64
             }

@@ -45,15 +45,25 @@ pub enum ChannelKind {
 impl ChannelKind {
     /// A default pipe (16 × 4 KiB).
     pub fn pipe() -> Self {
-        ChannelKind::Pipe { pages: 16, page_bytes: 4096 }
+        ChannelKind::Pipe {
+            pages: 16,
+            page_bytes: 4096,
+        }
     }
     /// A default unix stream socket.
     pub fn unix() -> Self {
-        ChannelKind::Unix { sndbuf: 212_992, overhead: 700 }
+        ChannelKind::Unix {
+            sndbuf: 212_992,
+            overhead: 700,
+        }
     }
     /// A default loopback TCP connection (autotuned buffers: generous).
     pub fn tcp() -> Self {
-        ChannelKind::Tcp { sndbuf: 4 * 1024 * 1024, overhead: 700, delivery_ns: 1500 }
+        ChannelKind::Tcp {
+            sndbuf: 4 * 1024 * 1024,
+            overhead: 700,
+            delivery_ns: 1500,
+        }
     }
 }
 
@@ -138,8 +148,11 @@ impl Channel {
         match self.kind {
             ChannelKind::Pipe { pages, page_bytes } => {
                 let merge = self.pages_used > 0 && self.last_fill + bytes <= page_bytes;
-                let new_pages =
-                    if merge { 0 } else { bytes.div_ceil(page_bytes).max(1) as u32 };
+                let new_pages = if merge {
+                    0
+                } else {
+                    bytes.div_ceil(page_bytes).max(1) as u32
+                };
                 if !merge && self.pages_used + new_pages > pages && !was_empty {
                     return SendOutcome::Full;
                 }
@@ -148,25 +161,40 @@ impl Channel {
                     self.last_fill += bytes;
                 } else {
                     // The previous partial page is now closed: freed with its last message.
-                    if let Some(prev) = self.queue.back_mut() {
-                        if self.pages_used > 0 {
-                            prev.closes += 1;
-                        }
+                    if let Some(prev) = self.queue.back_mut()
+                        && self.pages_used > 0
+                    {
+                        prev.closes += 1;
                     }
                     self.pages_used += new_pages;
                     closes = new_pages - 1;
                     self.last_fill = bytes - (new_pages as u64 - 1) * page_bytes;
                 }
-                self.queue.push_back(Msg { bytes, cpu, time: now, closes });
-                SendOutcome::Sent { wake_reader: was_empty }
+                self.queue.push_back(Msg {
+                    bytes,
+                    cpu,
+                    time: now,
+                    closes,
+                });
+                SendOutcome::Sent {
+                    wake_reader: was_empty,
+                }
             }
-            ChannelKind::Unix { sndbuf, overhead } | ChannelKind::Tcp { sndbuf, overhead, .. } => {
+            ChannelKind::Unix { sndbuf, overhead }
+            | ChannelKind::Tcp {
+                sndbuf, overhead, ..
+            } => {
                 let truesize = bytes + overhead;
                 if self.used + truesize > sndbuf && !was_empty {
                     return SendOutcome::Full;
                 }
                 self.used += truesize;
-                self.queue.push_back(Msg { bytes, cpu, time: now, closes: 0 });
+                self.queue.push_back(Msg {
+                    bytes,
+                    cpu,
+                    time: now,
+                    closes: 0,
+                });
                 SendOutcome::Sent { wake_reader: true }
             }
         }
@@ -189,9 +217,16 @@ impl Channel {
                 }
                 usize::from(self.pages_used < before)
             }
-            ChannelKind::Unix { sndbuf, overhead } | ChannelKind::Tcp { sndbuf, overhead, .. } => {
+            ChannelKind::Unix { sndbuf, overhead }
+            | ChannelKind::Tcp {
+                sndbuf, overhead, ..
+            } => {
                 self.used -= (msg.bytes + overhead).min(self.used);
-                if self.used * 4 <= sndbuf { usize::MAX } else { 0 }
+                if self.used * 4 <= sndbuf {
+                    usize::MAX
+                } else {
+                    0
+                }
             }
         };
         RecvOutcome::Got { msg, wake_writers }
@@ -248,7 +283,9 @@ mod tests {
         }
         assert_eq!(n, 640);
         // Reading one message does not free a page; reading 40 does.
-        let RecvOutcome::Got { wake_writers, .. } = c.try_recv() else { panic!() };
+        let RecvOutcome::Got { wake_writers, .. } = c.try_recv() else {
+            panic!()
+        };
         assert_eq!(wake_writers, 0);
         assert_eq!(c.try_send(100, 0, 0), SendOutcome::Full);
         let mut freed = 0;
@@ -258,14 +295,20 @@ mod tests {
             }
         }
         assert_eq!(freed, 1);
-        assert!(matches!(c.try_send(100, 0, 0), SendOutcome::Sent { wake_reader: false }));
+        assert!(matches!(
+            c.try_send(100, 0, 0),
+            SendOutcome::Sent { wake_reader: false }
+        ));
     }
 
     #[test]
     fn pipe_wakes_reader_only_when_empty() {
         let mut c = Channel::new(ChannelKind::pipe());
         assert_eq!(c.try_send(4, 0, 0), SendOutcome::Sent { wake_reader: true });
-        assert_eq!(c.try_send(4, 0, 0), SendOutcome::Sent { wake_reader: false });
+        assert_eq!(
+            c.try_send(4, 0, 0),
+            SendOutcome::Sent { wake_reader: false }
+        );
     }
 
     #[test]
@@ -279,10 +322,11 @@ mod tests {
         assert!((230..=280).contains(&n), "{n}");
         let mut first_wake = None;
         for i in 0..n {
-            if let RecvOutcome::Got { wake_writers, .. } = c.try_recv() {
-                if wake_writers > 0 && first_wake.is_none() {
-                    first_wake = Some(i + 1);
-                }
+            if let RecvOutcome::Got { wake_writers, .. } = c.try_recv()
+                && wake_writers > 0
+                && first_wake.is_none()
+            {
+                first_wake = Some(i + 1);
             }
         }
         let fw = first_wake.unwrap();

@@ -15,6 +15,7 @@
 
 pub mod balance;
 pub mod balance_o1;
+pub mod bench;
 pub mod config;
 pub mod counters;
 pub mod dist;

@@ -90,6 +90,23 @@ pub enum Affine {
     PulledSibling,
 }
 
+impl Affine {
+    /// Every verdict, for tallies.
+    pub const ALL: [Affine; 11] = [
+        Affine::NotAsked,
+        Affine::WakeWide,
+        Affine::NoDomain,
+        Affine::Declined,
+        Affine::PulledIdle,
+        Affine::KeptIdle,
+        Affine::PulledSync,
+        Affine::PulledWeight,
+        Affine::KeptWeight,
+        Affine::PulledBuddy,
+        Affine::PulledSibling,
+    ];
+}
+
 /// Which step produced the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Step {
@@ -124,6 +141,27 @@ pub enum Step {
     Pinned,
     /// The 2.5.59 rule: sync pulls to the waker, else prev.
     O1Rule,
+}
+
+impl Step {
+    /// Every step, for tallies.
+    pub const ALL: [Step; 15] = [
+        Step::Target,
+        Step::TargetIdle,
+        Step::PrevIdle,
+        Step::Recent,
+        Step::IdleCore,
+        Step::IdleCpu,
+        Step::IdleSmt,
+        Step::IdleGroup,
+        Step::IdleBuddy,
+        Step::WideIdle,
+        Step::SlowPath,
+        Step::Fallback,
+        Step::Reference,
+        Step::Pinned,
+        Step::O1Rule,
+    ];
 }
 
 /// What one placement did and why.
@@ -207,7 +245,12 @@ impl fmt::Display for PlacementRecord {
         if let Some(t) = self.target {
             write!(f, " target={t}")?;
         }
-        write!(f, " step={} examined={}", Self::step_name(self.step), self.examined)?;
+        write!(
+            f,
+            " step={} examined={}",
+            Self::step_name(self.step),
+            self.examined
+        )?;
         if self.examined_remote > 0 {
             write!(f, " examined_remote={}", self.examined_remote)?;
         }
@@ -271,6 +314,7 @@ pub struct SchedView<'a> {
     pub(crate) tasks: &'a [Task],
     pub(crate) cfg: &'a SchedConfig,
     pub(crate) profile: &'a crate::profile::MachineProfile,
+    pub(crate) nr_overloaded: usize,
 }
 
 impl<'a> SchedView<'a> {
@@ -325,12 +369,20 @@ impl<'a> SchedView<'a> {
     /// `nr_running` (plus visible pending wakeups).
     pub fn nr_running(&self, cpu: CpuId) -> u32 {
         let c = &self.cpus[cpu];
-        c.nr_running + if self.cfg.features.ttwu_pending_visible { c.pending } else { 0 }
+        c.nr_running
+            + if self.cfg.features.ttwu_pending_visible {
+                c.pending
+            } else {
+                0
+            }
     }
     /// Runnable tasks not counting delayed-dequeue ones (6.12 `h_nr_runnable`).
     pub fn nr_runnable(&self, cpu: CpuId) -> u32 {
-        self.nr_running(cpu)
-            - self.cpus[cpu].rq.tree.iter().filter(|(_, t)| self.tasks[*t].delayed).count() as u32
+        self.nr_running(cpu) - self.cpus[cpu].nr_delayed
+    }
+    /// Whether some CPU has more than one task (`root_domain.overload`).
+    pub fn overloaded(&self) -> bool {
+        self.nr_overloaded > 0
     }
     /// CPU capacity (1024 = full).
     pub fn capacity(&self, cpu: CpuId) -> u64 {
@@ -361,7 +413,11 @@ impl<'a> SchedView<'a> {
     }
     fn task_load_f(&self, t: TaskId) -> f64 {
         let task = &self.tasks[t];
-        let active = if matches!(task.state, TaskState::Running(_) | TaskState::Queued(_)) { 1.0 } else { 0.0 };
+        let active = if matches!(task.state, TaskState::Running(_) | TaskState::Queued(_)) {
+            1.0
+        } else {
+            0.0
+        };
         let mut s = task.load;
         s.advance(self.now, active);
         task.weight as f64 * s.sum / pelt::divider(self.now)
@@ -372,7 +428,9 @@ impl<'a> SchedView<'a> {
         let mut sig = c.util;
         let running = if c.curr.is_some() { 1.0 } else { 0.0 };
         sig.advance(self.now, running);
-        ((sig.sum / pelt::divider(self.now)) * 1024.0).round().min(self.capacity(cpu) as f64) as u64
+        ((sig.sum / pelt::divider(self.now)) * 1024.0)
+            .round()
+            .min(self.capacity(cpu) as f64) as u64
     }
     /// `task_h_load(p)` in the era's load signal (static weight before PELT).
     pub fn task_load(&self, t: TaskId) -> u64 {
@@ -384,7 +442,11 @@ impl<'a> SchedView<'a> {
     /// `task_util(p)`, 0..=1024.
     pub fn task_util(&self, t: TaskId) -> u64 {
         let task = &self.tasks[t];
-        let running = if matches!(task.state, TaskState::Running(_)) { 1.0 } else { 0.0 };
+        let running = if matches!(task.state, TaskState::Running(_)) {
+            1.0
+        } else {
+            0.0
+        };
         let mut s = task.util;
         s.advance(self.now, running);
         ((s.sum / pelt::divider(self.now)) * 1024.0).round() as u64
@@ -546,6 +608,10 @@ impl PlacementPolicy for FixedPlacement {
         rec: &mut PlacementRecord,
     ) -> CpuId {
         rec.step = Step::Reference;
-        self.cpu_of.get(ctx.wakee).copied().flatten().unwrap_or(ctx.prev_cpu)
+        self.cpu_of
+            .get(ctx.wakee)
+            .copied()
+            .flatten()
+            .unwrap_or(ctx.prev_cpu)
     }
 }

@@ -191,8 +191,16 @@ impl Default for WakeupCosts {
             local_wake_ns: 300,
             remote_wake_ns: 1000,
             idle_states: vec![
-                IdleState { name: "C1".into(), exit_ns: 2000, target_residency_ns: 2000 },
-                IdleState { name: "C6".into(), exit_ns: 80_000, target_residency_ns: 600_000 },
+                IdleState {
+                    name: "C1".into(),
+                    exit_ns: 2000,
+                    target_residency_ns: 2000,
+                },
+                IdleState {
+                    name: "C6".into(),
+                    exit_ns: 80_000,
+                    target_residency_ns: 600_000,
+                },
             ],
         }
     }
@@ -246,16 +254,20 @@ pub enum ProfileError {
 impl MachineProfile {
     /// Parses TOML text; `path` is only used in messages.
     pub fn from_toml(text: &str, path: &str) -> Result<Self, ProfileError> {
-        let p: MachineProfile = toml::from_str(text)
-            .map_err(|e| ProfileError::Parse { path: path.into(), message: e.to_string() })?;
+        let p: MachineProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
         p.validate(path)?;
         Ok(p)
     }
 
     /// Reads a profile file.
     pub fn load(path: &std::path::Path) -> Result<Self, ProfileError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ProfileError::Io { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
         Self::from_toml(&text, &path.display().to_string())
     }
 
@@ -273,31 +285,61 @@ impl MachineProfile {
             why: why.into(),
         };
         if self.schema != PROFILE_SCHEMA {
-            return Err(bad("schema", self.schema.clone(), "expected \"schedlab.profile/1\""));
+            return Err(bad(
+                "schema",
+                self.schema.clone(),
+                "expected \"schedlab.profile/1\"",
+            ));
         }
         if self.cpu.smt_speed.is_empty() {
-            return Err(bad("cpu.smt_speed", "[]".into(), "needs at least one entry (1.0)"));
+            return Err(bad(
+                "cpu.smt_speed",
+                "[]".into(),
+                "needs at least one entry (1.0)",
+            ));
         }
         for (i, s) in self.cpu.smt_speed.iter().enumerate() {
             if !(s.is_finite() && *s > 0.0 && *s <= 1.0) {
-                return Err(bad(&format!("cpu.smt_speed[{i}]"), s.to_string(), "must be in (0, 1]"));
+                return Err(bad(
+                    &format!("cpu.smt_speed[{i}]"),
+                    s.to_string(),
+                    "must be in (0, 1]",
+                ));
             }
         }
         if self.cache.line_bytes == 0 {
             return Err(bad("cache.line_bytes", "0".into(), "must be positive"));
         }
         let nonneg = [
-            ("cpu.remote_memory_slowdown", self.cpu.remote_memory_slowdown),
+            (
+                "cpu.remote_memory_slowdown",
+                self.cpu.remote_memory_slowdown,
+            ),
             ("cache.refetch_smt_ns", self.cache.refetch_smt_ns),
             ("cache.refetch_llc_ns", self.cache.refetch_llc_ns),
-            ("cache.refetch_cross_llc_ns", self.cache.refetch_cross_llc_ns),
-            ("cache.refetch_cross_node_ns", self.cache.refetch_cross_node_ns),
+            (
+                "cache.refetch_cross_llc_ns",
+                self.cache.refetch_cross_llc_ns,
+            ),
+            (
+                "cache.refetch_cross_node_ns",
+                self.cache.refetch_cross_node_ns,
+            ),
             ("transfer.copy_ns_per_byte", self.transfer.copy_ns_per_byte),
-            ("transfer.same_cpu_ns_per_byte", self.transfer.same_cpu_ns_per_byte),
+            (
+                "transfer.same_cpu_ns_per_byte",
+                self.transfer.same_cpu_ns_per_byte,
+            ),
             ("transfer.smt_ns_per_byte", self.transfer.smt_ns_per_byte),
             ("transfer.llc_ns_per_byte", self.transfer.llc_ns_per_byte),
-            ("transfer.cross_llc_ns_per_byte", self.transfer.cross_llc_ns_per_byte),
-            ("transfer.cross_node_ns_per_byte", self.transfer.cross_node_ns_per_byte),
+            (
+                "transfer.cross_llc_ns_per_byte",
+                self.transfer.cross_llc_ns_per_byte,
+            ),
+            (
+                "transfer.cross_node_ns_per_byte",
+                self.transfer.cross_node_ns_per_byte,
+            ),
         ];
         for (k, v) in nonneg {
             if !(v.is_finite() && v >= 0.0) {
@@ -334,9 +376,21 @@ impl MachineProfile {
                     30 -> 299 MB/s when stacking) and cross-socket QPI transfer [reconstruction]"
                     .into();
                 p.wakeup.idle_states = vec![
-                    IdleState { name: "C1".into(), exit_ns: 3000, target_residency_ns: 6000 },
-                    IdleState { name: "C3".into(), exit_ns: 40_000, target_residency_ns: 150_000 },
-                    IdleState { name: "C6".into(), exit_ns: 120_000, target_residency_ns: 500_000 },
+                    IdleState {
+                        name: "C1".into(),
+                        exit_ns: 3000,
+                        target_residency_ns: 6000,
+                    },
+                    IdleState {
+                        name: "C3".into(),
+                        exit_ns: 40_000,
+                        target_residency_ns: 150_000,
+                    },
+                    IdleState {
+                        name: "C6".into(),
+                        exit_ns: 120_000,
+                        target_residency_ns: 500_000,
+                    },
                 ];
                 p.wakeup.ipi_ns = 2500;
                 p.transfer.cross_llc_ns_per_byte = 0.35;
@@ -363,8 +417,11 @@ impl MachineProfile {
                 p.cpu.ctx_switch_ns = 2000;
                 p.cpu.ctx_switch_mm_ns = 3000;
                 p.cpu.syscall_ns = 300;
-                p.wakeup.idle_states =
-                    vec![IdleState { name: "halt".into(), exit_ns: 1000, target_residency_ns: 0 }];
+                p.wakeup.idle_states = vec![IdleState {
+                    name: "halt".into(),
+                    exit_ns: 1000,
+                    target_residency_ns: 0,
+                }];
             }
             "zen3-2s64c" => {
                 p.name = preset.into();
@@ -399,9 +456,12 @@ mod tests {
 
     #[test]
     fn unknown_key_is_named() {
-        let e = MachineProfile::from_toml("schema = \"schedlab.profile/1\"\n[cpu]\nctx_swich_ns = 5\n", "f.toml")
-            .unwrap_err()
-            .to_string();
+        let e = MachineProfile::from_toml(
+            "schema = \"schedlab.profile/1\"\n[cpu]\nctx_swich_ns = 5\n",
+            "f.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("ctx_swich_ns"), "{e}");
         assert!(e.contains("f.toml"), "{e}");
     }

@@ -15,19 +15,24 @@
 
 use crate::balance::{BalanceOut, Balancer};
 use crate::config::{ClassKind, SchedConfig};
-use crate::counters::{Counters, bump};
+use crate::counters::Counters;
 use crate::dist::Dist;
 use crate::fair::RunQueue;
 use crate::ipc::{Barrier, Channel, Futex, Mutex, RecvOutcome, SendOutcome};
 use crate::pelt::Signal;
-use crate::policy::{Hints, LlcHints, PlacementPolicy, PlacementRecord, SchedView, Step, TaskHints, WakeCtx, wake_flags};
+use crate::policy::{
+    Affine, Hints, LlcHints, PlacementPolicy, PlacementRecord, SchedView, Step, TaskHints, WakeCtx,
+    wake_flags,
+};
 use crate::profile::{IdleState, MachineProfile};
 use crate::rng::{SimRng, Stream, stream};
 use crate::state::{Cpu, CpuMode, Task, TaskState, WaitOn};
-use crate::task::{LockRef, Op, Slot, SpecId, TaskId, TaskSpec, WAKE_ALL, Workload, nice_to_weight};
+use crate::task::{
+    LockRef, Op, Slot, SpecId, TaskId, TaskSpec, WAKE_ALL, Workload, nice_to_weight,
+};
 use crate::time::Time;
 use hdrhistogram::Histogram;
-use schedlab_topo::{CpuId, CpuSet, SchedDomains, Topology};
+use schedlab_topo::{CpuId, CpuSet, DomainLevel, SchedDomains, Topology};
 use schedlab_trace::{PrevState, ThreadInfo, Trace, TraceEvent};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -53,7 +58,7 @@ impl Default for SimOptions {
         SimOptions {
             seed: 1,
             trace: false,
-            check_invariants: cfg!(debug_assertions) && false,
+            check_invariants: false,
             max_events: None,
             time_limit_ns: None,
         }
@@ -76,15 +81,15 @@ pub enum EndReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
     /// The running segment of `cpu` (generation `g_n`) completes.
-    SegDone { cpu: u32, g_n: u64 },
+    SegDone { cpu: u32, g_n: u32 },
     /// Scheduler tick of `cpu`.
-    Tick { cpu: u32, g_n: u64 },
+    Tick { cpu: u32, g_n: u32 },
     /// A wakeup in flight reaches its CPU.
     Arrive { task: u32, cpu: u32, flags: u32 },
     /// `cpu` has left its idle state.
-    CpuReady { cpu: u32, g_n: u64 },
+    CpuReady { cpu: u32, g_n: u32 },
     /// A sleep/timer of `task` expires.
-    Timer { task: u32, g_n: u64 },
+    Timer { task: u32, g_n: u32 },
     /// The run's time is up.
     Stop,
 }
@@ -137,7 +142,11 @@ enum StepOutcome {
 /// The idle state a governor with perfect prediction picks after `idle_ns` of idleness.
 pub fn idle_state_for(profile: &MachineProfile, idle_ns: u64) -> Option<&IdleState> {
     let states = &profile.wakeup.idle_states;
-    states.iter().rev().find(|s| s.target_residency_ns <= idle_ns).or(states.first())
+    states
+        .iter()
+        .rev()
+        .find(|s| s.target_residency_ns <= idle_ns)
+        .or(states.first())
 }
 
 /// A simulated machine running one workload under one policy.
@@ -173,6 +182,11 @@ pub struct Simulation {
     nr_timers: usize,
     nr_idle_cpus: usize,
     nr_waiting: usize,
+    pub(crate) nr_overloaded: usize,
+    core_busy: Vec<u8>,
+    place_steps: [u64; 16],
+    place_affine: [u64; 16],
+    mig_levels: [u64; 16],
     iw_last: Time,
     executing: Option<CpuId>,
     op_extra_cost: f64,
@@ -184,26 +198,29 @@ pub struct Simulation {
     ran: bool,
 }
 
-fn relation_cost(
-    topo: &Topology,
-    a: CpuId,
-    b: CpuId,
+/// Per-byte (or per-line) costs by how far apart two CPUs are.
+struct ByDistance {
     same: f64,
     smt: f64,
     llc: f64,
     cross_llc: f64,
     cross_node: f64,
-) -> f64 {
-    if a == b {
-        same
-    } else if topo.cpus_share_core(a, b) {
-        smt
-    } else if topo.cpus_share_cache(a, b) {
-        llc
-    } else if topo.cpu(a).node == topo.cpu(b).node {
-        cross_llc
-    } else {
-        cross_node * topo.cpu_distance(a, b) as f64 / 20.0
+}
+
+impl ByDistance {
+    /// The cost between CPUs `a` and `b` (cross-node scaled by the node distance / 20).
+    fn between(&self, topo: &Topology, a: CpuId, b: CpuId) -> f64 {
+        if a == b {
+            self.same
+        } else if topo.cpus_share_core(a, b) {
+            self.smt
+        } else if topo.cpus_share_cache(a, b) {
+            self.llc
+        } else if topo.cpu(a).node == topo.cpu(b).node {
+            self.cross_llc
+        } else {
+            self.cross_node * topo.cpu_distance(a, b) as f64 / 20.0
+        }
     }
 }
 
@@ -220,22 +237,22 @@ impl Simulation {
     ) -> Result<Self, String> {
         workload.validate()?;
         for s in &workload.specs {
-            if let Some(a) = &s.affinity {
-                if a.nr_cpus() != topo.nr_cpus() || a.is_empty() {
-                    return Err(format!(
-                        "task '{}': affinity {a} is empty or sized for another machine",
-                        s.comm
-                    ));
-                }
+            if let Some(a) = &s.affinity
+                && (a.nr_cpus() != topo.nr_cpus() || a.is_empty())
+            {
+                return Err(format!(
+                    "task '{}': affinity {a} is empty or sized for another machine",
+                    s.comm
+                ));
             }
-            if let Some(n) = s.home_node {
-                if n >= topo.nr_nodes() {
-                    return Err(format!(
-                        "task '{}': home node {n} does not exist ({} nodes)",
-                        s.comm,
-                        topo.nr_nodes()
-                    ));
-                }
+            if let Some(n) = s.home_node
+                && n >= topo.nr_nodes()
+            {
+                return Err(format!(
+                    "task '{}': home node {n} does not exist ({} nodes)",
+                    s.comm,
+                    topo.nr_nodes()
+                ));
             }
         }
         let n = topo.nr_cpus();
@@ -252,6 +269,8 @@ impl Simulation {
                 need_resched: false,
                 seg_gen: 0,
                 seg_start: 0,
+                seg_due: 0,
+                seg_queued: false,
                 speed: 1.0,
                 tick_armed: false,
                 tick_gen: 0,
@@ -268,18 +287,26 @@ impl Simulation {
                 idle_stamp: Some(0),
                 max_idle_balance_cost: migration_cost,
                 nr_switches: 0,
+                nr_delayed: 0,
             })
             .collect();
         let hints = Hints {
             task: Vec::new(),
-            llc: vec![LlcHints { has_idle_cores: true, nr_idle_scan: 0, avg_scan_cost: 0.0 }; topo.nr_llcs()]
-                .into_iter()
-                .enumerate()
-                .map(|(i, mut h)| {
-                    h.nr_idle_scan = topo.llcs()[i].count() as u32;
-                    h
-                })
-                .collect(),
+            llc: vec![
+                LlcHints {
+                    has_idle_cores: true,
+                    nr_idle_scan: 0,
+                    avg_scan_cost: 0.0
+                };
+                topo.nr_llcs()
+            ]
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut h)| {
+                h.nr_idle_scan = topo.llcs()[i].count() as u32;
+                h
+            })
+            .collect(),
             cpu: vec![Default::default(); n],
         };
         let counters = Counters {
@@ -287,7 +314,11 @@ impl Simulation {
             idle_ns: vec![0; n],
             ..Default::default()
         };
-        let trace = opts.trace.then(|| Trace { nr_cpus: n as u32, threads: Vec::new(), events: Vec::new() });
+        let trace = opts.trace.then(|| Trace {
+            nr_cpus: n as u32,
+            threads: Vec::new(),
+            events: Vec::new(),
+        });
         let hist = || Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("static bounds");
         let mut sim = Simulation {
             domains,
@@ -301,10 +332,21 @@ impl Simulation {
             cpus,
             tasks: Vec::new(),
             hints,
-            channels: workload.channels.iter().map(|c| Channel::new(c.kind)).collect(),
+            channels: workload
+                .channels
+                .iter()
+                .map(|c| Channel::new(c.kind))
+                .collect(),
             futexes: vec![Futex::default(); workload.futexes],
             mutexes: vec![Mutex::default(); workload.mutexes],
-            barriers: workload.barriers.iter().map(|&p| Barrier { parties: p, waiting: Vec::new() }).collect(),
+            barriers: workload
+                .barriers
+                .iter()
+                .map(|&p| Barrier {
+                    parties: p,
+                    waiting: Vec::new(),
+                })
+                .collect(),
             lists: vec![Vec::new(); workload.lists],
             user_counters: vec![0.0; workload.counters.len()],
             hists: (0..workload.hists.len()).map(|_| hist()).collect(),
@@ -318,6 +360,11 @@ impl Simulation {
             nr_timers: 0,
             nr_idle_cpus: n,
             nr_waiting: 0,
+            nr_overloaded: 0,
+            core_busy: vec![0; topo.nr_cores()],
+            place_steps: [0; 16],
+            place_affine: [0; 16],
+            mig_levels: [0; 16],
             iw_last: 0,
             executing: None,
             op_extra_cost: 0.0,
@@ -343,7 +390,11 @@ impl Simulation {
 
     fn push(&mut self, time: Time, ev: Event) {
         self.seq += 1;
-        self.queue.push(Entry { time, seq: self.seq, ev });
+        self.queue.push(Entry {
+            time,
+            seq: self.seq,
+            ev,
+        });
     }
 
     fn view(&self) -> SchedView<'_> {
@@ -355,6 +406,7 @@ impl Simulation {
             tasks: &self.tasks,
             cfg: &self.cfg,
             profile: &self.profile,
+            nr_overloaded: self.nr_overloaded,
         }
     }
 
@@ -369,28 +421,41 @@ impl Simulation {
         }
         while self.end.is_none() {
             let Some(e) = self.queue.pop() else {
-                self.end = Some(if self.live == 0 { EndReason::AllExited } else { self.deadlock_report() });
+                self.end = Some(if self.live == 0 {
+                    EndReason::AllExited
+                } else {
+                    self.deadlock_report()
+                });
                 break;
             };
             debug_assert!(e.time >= self.now, "time went backwards");
             self.now = e.time;
             self.counters.events += 1;
-            self.hash = (self.hash ^ e.time ^ e.ev.tag().rotate_left(17)).wrapping_mul(0x0100_0000_01b3);
+            self.hash =
+                (self.hash ^ e.time ^ e.ev.tag().rotate_left(17)).wrapping_mul(0x0100_0000_01b3);
             self.dispatch(e.ev);
-            if self.opts.check_invariants {
-                if let Err(msg) = self.check_invariants() {
-                    panic!("invariant violated at t={} after {:?}: {msg}", self.now, e.ev);
-                }
+            if self.opts.check_invariants
+                && let Err(msg) = self.check_invariants()
+            {
+                panic!(
+                    "invariant violated at t={} after {:?}: {msg}",
+                    self.now, e.ev
+                );
             }
             if self.live == 0 && self.end.is_none() {
                 self.end = Some(EndReason::AllExited);
-            } else if self.end.is_none() && self.nr_active == 0 && self.nr_timers == 0 && self.live > 0 {
+            } else if self.end.is_none()
+                && self.nr_active == 0
+                && self.nr_timers == 0
+                && self.live > 0
+            {
                 self.end = Some(self.deadlock_report());
             }
-            if let Some(m) = self.opts.max_events {
-                if self.counters.events >= m && self.end.is_none() {
-                    self.end = Some(EndReason::EventLimit);
-                }
+            if let Some(m) = self.opts.max_events
+                && self.counters.events >= m
+                && self.end.is_none()
+            {
+                self.end = Some(EndReason::EventLimit);
             }
         }
         self.finish_accounting();
@@ -398,7 +463,12 @@ impl Simulation {
     }
 
     fn deadlock_report(&self) -> EndReason {
-        let names: Vec<String> = self.workload.channels.iter().map(|c| c.name.clone()).collect();
+        let names: Vec<String> = self
+            .workload
+            .channels
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
         let mut v = Vec::new();
         for (i, t) in self.tasks.iter().enumerate() {
             if let TaskState::Sleeping(w) = t.state {
@@ -418,6 +488,30 @@ impl Simulation {
         }
         self.flush_iw();
         self.counters.elapsed_ns = self.now;
+        self.counters.place_steps = Step::ALL
+            .iter()
+            .filter(|&&st| self.place_steps[st as usize] > 0)
+            .map(|&st| {
+                (
+                    PlacementRecord::step_name(st).to_string(),
+                    self.place_steps[st as usize],
+                )
+            })
+            .collect();
+        self.counters.place_affine = Affine::ALL
+            .iter()
+            .filter(|&&a| self.place_affine[a as usize] > 0)
+            .map(|&a| {
+                (
+                    PlacementRecord::affine_name(a).to_string(),
+                    self.place_affine[a as usize],
+                )
+            })
+            .collect();
+        self.counters.migrations_by_level = (0..16)
+            .filter(|&i| self.mig_levels[i] > 0)
+            .map(|i| (level_name(i), self.mig_levels[i]))
+            .collect();
         self.counters.run_delay_ns = self.tasks.iter().map(|t| t.run_delay_ns).sum();
         self.counters.busy_ns = self.cpus.iter().map(|c| c.busy_ns).collect();
         self.counters.idle_ns = self.cpus.iter().map(|c| c.idle_ns).collect();
@@ -430,6 +524,19 @@ impl Simulation {
                 if self.cpus[cpu].seg_gen != g_n || self.cpus[cpu].curr.is_none() {
                     return;
                 }
+                if self.now < self.cpus[cpu].seg_due {
+                    // Slowed down since it was queued: fire again when really due.
+                    let due = self.cpus[cpu].seg_due;
+                    self.push(
+                        due,
+                        Event::SegDone {
+                            cpu: cpu as u32,
+                            g_n,
+                        },
+                    );
+                    return;
+                }
+                self.cpus[cpu].seg_queued = false;
                 let t = self.cpus[cpu].curr.unwrap_or(0);
                 self.tasks[t].seg_left = 0.0;
                 self.cpus[cpu].seg_start = self.now;
@@ -448,7 +555,9 @@ impl Simulation {
             }
             Event::Timer { task, g_n } => {
                 let t = task as usize;
-                if self.tasks[t].timer_gen == g_n && self.tasks[t].state == TaskState::Sleeping(WaitOn::Timer) {
+                if self.tasks[t].timer_gen == g_n
+                    && self.tasks[t].state == TaskState::Sleeping(WaitOn::Timer)
+                {
                     self.nr_timers -= 1;
                     self.token[t] = true;
                     let cpu = self.tasks[t].cpu;
@@ -463,7 +572,12 @@ impl Simulation {
     // Task creation and exit
     // ----------------------------------------------------------------------------------
 
-    fn create_task(&mut self, spec_id: SpecId, parent: Option<TaskId>, parent_cpu: CpuId) -> TaskId {
+    fn create_task(
+        &mut self,
+        spec_id: SpecId,
+        parent: Option<TaskId>,
+        parent_cpu: CpuId,
+    ) -> TaskId {
         let spec: &TaskSpec = &self.workload.specs[spec_id];
         let id = self.tasks.len();
         let n = self.topo.nr_cpus();
@@ -517,8 +631,14 @@ impl Simulation {
             o1_timeslice_left: 0,
             o1_sleep_avg: 0.0,
             o1_seq: 0,
-            load: Signal { sum: 0.0, last: self.now },
-            util: Signal { sum: 0.0, last: self.now },
+            load: Signal {
+                sum: 0.0,
+                last: self.now,
+            },
+            util: Signal {
+                sum: 0.0,
+                last: self.now,
+            },
             ws_bytes: spec.ws_bytes,
             mem_intensity: spec.mem_intensity,
             home_node: spec.home_node,
@@ -554,8 +674,16 @@ impl Simulation {
             self.tasks[p].live_children += 1;
         }
         if let Some(tr) = &mut self.trace {
-            let tgid = self.tgids.iter().find(|(k, _)| *k == mm).map_or(pid, |x| x.1);
-            tr.threads.push(ThreadInfo { pid, tgid, comm: spec.comm.clone() });
+            let tgid = self
+                .tgids
+                .iter()
+                .find(|(k, _)| *k == mm)
+                .map_or(pid, |x| x.1);
+            tr.threads.push(ThreadInfo {
+                pid,
+                tgid,
+                comm: spec.comm.clone(),
+            });
             if let Some(p) = parent {
                 tr.events.push(TraceEvent::ProcessFork {
                     ts_ns: self.now,
@@ -603,6 +731,9 @@ impl Simulation {
         let (ls, us) = (self.tasks[t].load.sum, self.tasks[t].util.sum);
         let c = &mut self.cpus[cpu];
         c.nr_running -= 1;
+        if c.nr_running == 1 {
+            self.nr_overloaded -= 1;
+        }
         c.runnable_weight -= w;
         c.load.sum = (c.load.sum - ls * w as f64).max(0.0);
         c.util.sum = (c.util.sum - us).max(0.0);
@@ -620,7 +751,11 @@ impl Simulation {
             }
         }
         if let Some(tr) = &mut self.trace {
-            tr.events.push(TraceEvent::ProcessExit { ts_ns: self.now, cpu: cpu as u32, pid: t as u32 + 1 });
+            tr.events.push(TraceEvent::ProcessExit {
+                ts_ns: self.now,
+                cpu: cpu as u32,
+                pid: t as u32 + 1,
+            });
         }
     }
 
@@ -632,7 +767,8 @@ impl Simulation {
         let now = self.now;
         let c = &mut self.cpus[cpu];
         c.load.advance(now, c.runnable_weight as f64);
-        c.util.advance(now, if c.curr.is_some() { 1.0 } else { 0.0 });
+        c.util
+            .advance(now, if c.curr.is_some() { 1.0 } else { 0.0 });
         c.runnable.advance(now, c.nr_running as f64);
     }
 
@@ -673,7 +809,8 @@ impl Simulation {
         if self.cfg.class == ClassKind::Cfs {
             // Pre-6.6: vruntime travels relative to min_vruntime.
             let task = &mut self.tasks[t];
-            task.vruntime = task.vruntime - self.cpus[from].rq.min_vruntime + self.cpus[to].rq.min_vruntime;
+            task.vruntime =
+                task.vruntime - self.cpus[from].rq.min_vruntime + self.cpus[to].rq.min_vruntime;
         }
         self.tasks[t].cpu = to;
         self.tasks[t].nr_migrations += 1;
@@ -685,8 +822,8 @@ impl Simulation {
         let level = self
             .domains
             .lowest_spanning(from, to)
-            .map_or_else(|| "NONE".to_string(), |d| d.level.name());
-        bump(&mut self.counters.migrations_by_level, &level);
+            .map_or(15, |d| level_index(d.level));
+        self.mig_levels[level] += 1;
         if let Some(tr) = &mut self.trace {
             tr.events.push(TraceEvent::MigrateTask {
                 ts_ns: self.now,
@@ -717,7 +854,8 @@ impl Simulation {
 
     fn flush_iw(&mut self) {
         if self.nr_waiting > 0 {
-            self.counters.idle_while_waiting_ns += (self.now - self.iw_last) * self.nr_idle_cpus as u64;
+            self.counters.idle_while_waiting_ns +=
+                (self.now - self.iw_last) * self.nr_idle_cpus as u64;
         }
         self.iw_last = self.now;
     }
@@ -734,27 +872,30 @@ impl Simulation {
         if was_busy != busy {
             self.account_mode(cpu);
             self.flush_iw();
+            let core = self.topo.cpu(cpu).core;
             if busy {
                 self.nr_idle_cpus -= 1;
+                self.core_busy[core] += 1;
             } else {
                 self.nr_idle_cpus += 1;
+                self.core_busy[core] -= 1;
             }
         }
         self.sync_cpu_pelt(cpu);
         self.cpus[cpu].curr = curr;
         if was_busy != busy && self.topo.smt_present() {
-            let sibs: Vec<CpuId> = self.topo.smt_siblings(cpu).iter().filter(|&s| s != cpu).collect();
-            for s in sibs {
+            let topo = Arc::clone(&self.topo);
+            for s in topo.smt_siblings(cpu).iter().filter(|&s| s != cpu) {
                 if self.cpus[s].curr.is_some() && self.executing != Some(s) {
                     self.settle(s);
-                    self.start_segment(s);
+                    self.retime_segment(s);
                 }
             }
         }
     }
 
     fn smt_speed(&self, cpu: CpuId) -> f64 {
-        let busy = self.topo.smt_siblings(cpu).iter().filter(|&s| self.cpus[s].curr.is_some()).count();
+        let busy = self.core_busy[self.topo.cpu(cpu).core] as usize;
         let v = &self.profile.cpu.smt_speed;
         v[busy.clamp(1, v.len()) - 1]
     }
@@ -769,17 +910,40 @@ impl Simulation {
         self.cpus[cpu].seg_start = self.now;
     }
 
+    /// (Re)times the running segment of `cpu`. A segment that only got later keeps its
+    /// queued completion event, which re-arms itself when it fires early: SMT slowdowns cost
+    /// no heap traffic.
     fn start_segment(&mut self, cpu: CpuId) {
+        self.start_segment_inner(cpu, true);
+    }
+
+    fn retime_segment(&mut self, cpu: CpuId) {
+        self.start_segment_inner(cpu, false);
+    }
+
+    fn start_segment_inner(&mut self, cpu: CpuId, fresh: bool) {
         let Some(t) = self.cpus[cpu].curr else { return };
         let speed = self.smt_speed(cpu);
+        let left = self.tasks[t].seg_left;
+        let due = self.now + (left / speed).ceil().max(0.0) as u64;
         let c = &mut self.cpus[cpu];
         c.speed = speed;
-        c.seg_gen += 1;
         c.seg_start = self.now;
-        let left = self.tasks[t].seg_left;
-        let dt = (left / speed).ceil().max(0.0) as u64;
-        let g_n = self.cpus[cpu].seg_gen;
-        self.push(self.now + dt, Event::SegDone { cpu: cpu as u32, g_n });
+        if !fresh && c.seg_queued && due >= c.seg_due {
+            c.seg_due = due;
+            return;
+        }
+        c.seg_gen = c.seg_gen.wrapping_add(1);
+        c.seg_due = due;
+        c.seg_queued = true;
+        let g_n = c.seg_gen;
+        self.push(
+            due,
+            Event::SegDone {
+                cpu: cpu as u32,
+                g_n,
+            },
+        );
     }
 
     fn arm_tick(&mut self, cpu: CpuId) {
@@ -790,9 +954,15 @@ impl Simulation {
         let next = (self.now / tick + 1) * tick;
         let c = &mut self.cpus[cpu];
         c.tick_armed = true;
-        c.tick_gen += 1;
+        c.tick_gen = c.tick_gen.wrapping_add(1);
         let g_n = c.tick_gen;
-        self.push(next, Event::Tick { cpu: cpu as u32, g_n });
+        self.push(
+            next,
+            Event::Tick {
+                cpu: cpu as u32,
+                g_n,
+            },
+        );
     }
 
     // ----------------------------------------------------------------------------------
@@ -841,7 +1011,12 @@ impl Simulation {
     }
 
     /// Records the switch-out of `prev` to idle before a newidle balance.
-    fn set_curr_none_for_balance(&mut self, cpu: CpuId, prev: Option<TaskId>, prev_state: Option<PrevState>) {
+    fn set_curr_none_for_balance(
+        &mut self,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        prev_state: Option<PrevState>,
+    ) {
         if let Some(p) = prev {
             self.record_switch(cpu, Some(p), prev_state, None);
             self.cpus[cpu].prev_mm = Some(self.tasks[p].mm);
@@ -864,9 +1039,13 @@ impl Simulation {
                 self.sync_cpu_pelt(cpu);
                 let t = &mut self.tasks[next];
                 t.delayed = false;
+                self.cpus[cpu].nr_delayed -= 1;
                 let w = t.weight;
                 let c = &mut self.cpus[cpu];
                 c.nr_running -= 1;
+                if c.nr_running == 1 {
+                    self.nr_overloaded -= 1;
+                }
                 c.runnable_weight -= w;
                 self.save_lag(cpu, next);
                 continue;
@@ -876,7 +1055,13 @@ impl Simulation {
         }
     }
 
-    fn record_switch(&mut self, cpu: CpuId, prev: Option<TaskId>, prev_state: Option<PrevState>, next: Option<TaskId>) {
+    fn record_switch(
+        &mut self,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        prev_state: Option<PrevState>,
+        next: Option<TaskId>,
+    ) {
         self.counters.ctx_switches += 1;
         match prev_state {
             Some(PrevState::Runnable) | None if prev.is_some() => {
@@ -900,14 +1085,24 @@ impl Simulation {
                 cpu: cpu as u32,
                 prev_pid: prev.map_or(0, |p| p as u32 + 1),
                 prev_prio: prio(prev),
-                prev_state: if prev.is_none() { PrevState::Runnable } else { prev_state.unwrap_or(PrevState::Runnable) },
+                prev_state: if prev.is_none() {
+                    PrevState::Runnable
+                } else {
+                    prev_state.unwrap_or(PrevState::Runnable)
+                },
                 next_pid: next.map_or(0, |n| n as u32 + 1),
                 next_prio: prio(next),
             });
         }
     }
 
-    fn switch_to(&mut self, cpu: CpuId, prev: Option<TaskId>, prev_state: Option<PrevState>, next: TaskId) {
+    fn switch_to(
+        &mut self,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        prev_state: Option<PrevState>,
+        next: TaskId,
+    ) {
         if prev != Some(next) {
             self.record_switch(cpu, prev, prev_state, Some(next));
         }
@@ -947,11 +1142,9 @@ impl Simulation {
         self.set_next_entity(next, now);
         self.set_curr(cpu, Some(next));
         self.arm_tick(cpu);
-        if self.tasks[next].seg_left > 0.0 {
-            self.start_segment(cpu);
-        } else {
-            self.continue_task(cpu);
-        }
+        // The first op runs now; its cost adds to the switch overhead in one segment (a
+        // wakeup it issues is delayed by the pending overhead, see `try_to_wake_up`).
+        self.continue_task(cpu);
     }
 
     fn refetch_cost(&self, t: TaskId, cpu: CpuId) -> f64 {
@@ -986,11 +1179,14 @@ impl Simulation {
             self.cpus[cpu].prev_mm = Some(self.tasks[p].mm);
             self.set_curr(cpu, None);
         }
-        if self.cpus[cpu].mode == CpuMode::Busy || matches!(self.cpus[cpu].mode, CpuMode::Exiting { .. }) {
+        if self.cpus[cpu].mode == CpuMode::Busy
+            || matches!(self.cpus[cpu].mode, CpuMode::Exiting { .. })
+        {
             self.cpus[cpu].mode = CpuMode::Idle { since: self.now };
             self.cpus[cpu].idle_stamp = Some(self.now);
         }
-        self.cpus[cpu].seg_gen += 1;
+        self.cpus[cpu].seg_gen = self.cpus[cpu].seg_gen.wrapping_add(1);
+        self.cpus[cpu].seg_queued = false;
         // has_idle_cores: set when a CPU goes idle and all of its siblings are idle.
         if self.topo.smt_present() {
             let view = self.view();
@@ -999,17 +1195,18 @@ impl Simulation {
                 self.hints.llc[llc].has_idle_cores = true;
             }
         }
-        if !self.balancer.wants_idle_ticks() {
-            self.cpus[cpu].tick_armed = false;
-            self.cpus[cpu].tick_gen += 1;
-        } else {
+        // NOHZ: a tick already in flight is left to fire once and then not re-armed, which
+        // keeps the queue free of stale ticks when CPUs idle many times per jiffy.
+        if self.balancer.wants_idle_ticks() {
             self.arm_tick(cpu);
         }
     }
 
     /// Wakes an idle CPU for a task that was just enqueued on it.
     fn kick_idle(&mut self, cpu: CpuId) {
-        let CpuMode::Idle { since } = self.cpus[cpu].mode else { return };
+        let CpuMode::Idle { since } = self.cpus[cpu].mode else {
+            return;
+        };
         let idle_for = self.now - since;
         let exit = idle_state_for(&self.profile, idle_for).map_or(0, |s| s.exit_ns);
         // avg_idle: fold the idle period just ended.
@@ -1025,10 +1222,18 @@ impl Simulation {
         self.counters.idle_exits += 1;
         self.counters.idle_exit_ns += exit;
         let c = &mut self.cpus[cpu];
-        c.mode = CpuMode::Exiting { until: self.now + exit };
-        c.exit_gen += 1;
+        c.mode = CpuMode::Exiting {
+            until: self.now + exit,
+        };
+        c.exit_gen = c.exit_gen.wrapping_add(1);
         let g_n = c.exit_gen;
-        self.push(self.now + exit, Event::CpuReady { cpu: cpu as u32, g_n });
+        self.push(
+            self.now + exit,
+            Event::CpuReady {
+                cpu: cpu as u32,
+                g_n,
+            },
+        );
     }
 
     /// Immediate preemption of `cpu`'s running task.
@@ -1047,7 +1252,7 @@ impl Simulation {
     // Ticks and balancing
     // ----------------------------------------------------------------------------------
 
-    fn tick(&mut self, cpu: CpuId, g_n: u64) {
+    fn tick(&mut self, cpu: CpuId, g_n: u32) {
         if self.cpus[cpu].tick_gen != g_n || !self.cpus[cpu].tick_armed {
             return;
         }
@@ -1083,6 +1288,7 @@ impl Simulation {
                 tasks: &self.tasks,
                 cfg: &self.cfg,
                 profile: &self.profile,
+                nr_overloaded: self.nr_overloaded,
             };
             if newidle {
                 self.balancer.newidle(cpu, &view, &mut self.hints, &mut out);
@@ -1092,12 +1298,12 @@ impl Simulation {
         }
         if out.cost_ns > 0 {
             self.counters.balance_cost_ns += out.cost_ns;
-            if let Some(t) = self.cpus[cpu].curr {
-                if self.executing != Some(cpu) {
-                    self.settle(cpu);
-                    self.tasks[t].seg_left += out.cost_ns as f64;
-                    self.start_segment(cpu);
-                }
+            if let Some(t) = self.cpus[cpu].curr
+                && self.executing != Some(cpu)
+            {
+                self.settle(cpu);
+                self.tasks[t].seg_left += out.cost_ns as f64;
+                self.start_segment(cpu);
             }
         }
         if newidle {
@@ -1118,7 +1324,10 @@ impl Simulation {
     }
 
     fn apply_migration(&mut self, t: TaskId, from: CpuId, to: CpuId) {
-        if self.tasks[t].state != TaskState::Queued(from) || !self.tasks[t].allowed.contains(to) || from == to {
+        if self.tasks[t].state != TaskState::Queued(from)
+            || !self.tasks[t].allowed.contains(to)
+            || from == to
+        {
             return;
         }
         if self.tasks[t].delayed {
@@ -1133,12 +1342,18 @@ impl Simulation {
         {
             let c = &mut self.cpus[from];
             c.nr_running -= 1;
+            if c.nr_running == 1 {
+                self.nr_overloaded -= 1;
+            }
             c.runnable_weight -= w;
         }
         self.migrate_task(t, to, true);
         {
             let c = &mut self.cpus[to];
             c.nr_running += 1;
+            if c.nr_running == 2 {
+                self.nr_overloaded += 1;
+            }
             c.runnable_weight += w;
         }
         if self.cfg.class == ClassKind::Eevdf {
@@ -1163,10 +1378,23 @@ impl Simulation {
     // ----------------------------------------------------------------------------------
 
     /// Asks the policy for a CPU and validates the answer.
-    fn select_cpu(&mut self, p: TaskId, waker: Option<TaskId>, waker_cpu: CpuId, flags: u32) -> CpuId {
+    fn select_cpu(
+        &mut self,
+        p: TaskId,
+        waker: Option<TaskId>,
+        waker_cpu: CpuId,
+        flags: u32,
+    ) -> CpuId {
         let prev = self.tasks[p].cpu;
         let mut rec = PlacementRecord::default();
-        let ctx = WakeCtx { now: self.now, wakee: p, waker, waker_cpu, prev_cpu: prev, flags };
+        let ctx = WakeCtx {
+            now: self.now,
+            wakee: p,
+            waker,
+            waker_cpu,
+            prev_cpu: prev,
+            flags,
+        };
         let cpu = if self.tasks[p].nr_allowed == 1 {
             rec.step = Step::Pinned;
             self.tasks[p].allowed.first().unwrap_or(prev)
@@ -1179,8 +1407,10 @@ impl Simulation {
                 tasks: &self.tasks,
                 cfg: &self.cfg,
                 profile: &self.profile,
+                nr_overloaded: self.nr_overloaded,
             };
-            self.policy.select_task_rq(&ctx, &view, &mut self.hints, &mut rec)
+            self.policy
+                .select_task_rq(&ctx, &view, &mut self.hints, &mut rec)
         };
         let cpu = if cpu < self.cpus.len() && self.tasks[p].allowed.contains(cpu) {
             cpu
@@ -1189,15 +1419,16 @@ impl Simulation {
         };
         // Cost of deciding, charged to the waker.
         let s = &self.profile.search;
-        let search = rec.examined as u64 * s.scan_per_cpu_ns + rec.examined_remote as u64 * s.scan_per_cpu_remote_ns;
+        let search = rec.examined as u64 * s.scan_per_cpu_ns
+            + rec.examined_remote as u64 * s.scan_per_cpu_remote_ns;
         self.counters.searches += 1;
         self.counters.cpus_examined += (rec.examined + rec.examined_remote) as u64;
         self.counters.search_cost_ns += search;
         if waker.is_some() {
             self.op_extra_cost += search as f64;
         }
-        bump(&mut self.counters.place_steps, PlacementRecord::step_name(rec.step));
-        bump(&mut self.counters.place_affine, PlacementRecord::affine_name(rec.affine));
+        self.place_steps[rec.step as usize] += 1;
+        self.place_affine[rec.affine as usize] += 1;
         if rec.pulled() {
             self.counters.wakeups_affine += u64::from(flags & wake_flags::TTWU != 0);
         }
@@ -1223,11 +1454,20 @@ impl Simulation {
             return prev;
         }
         let node = self.topo.node_span(prev);
-        node.iter().find(|&c| allowed.contains(c)).or(allowed.first()).unwrap_or(prev)
+        node.iter()
+            .find(|&c| allowed.contains(c))
+            .or(allowed.first())
+            .unwrap_or(prev)
     }
 
     /// `try_to_wake_up`: places a sleeping task and sends it on its way to the chosen CPU.
-    pub(crate) fn try_to_wake_up(&mut self, p: TaskId, waker: Option<TaskId>, waker_cpu: CpuId, flags: u32) {
+    pub(crate) fn try_to_wake_up(
+        &mut self,
+        p: TaskId,
+        waker: Option<TaskId>,
+        waker_cpu: CpuId,
+        flags: u32,
+    ) {
         let TaskState::Sleeping(_) = self.tasks[p].state else {
             debug_assert!(false, "waking task {p} in state {:?}", self.tasks[p].state);
             return;
@@ -1243,6 +1483,7 @@ impl Simulation {
             let cpu = self.tasks[p].cpu;
             self.sync_task_pelt(p);
             self.tasks[p].delayed = false;
+            self.cpus[cpu].nr_delayed -= 1;
             self.tasks[p].state = TaskState::Queued(cpu);
             self.tasks[p].runnable_since = self.now;
             self.tasks[p].wake_time = Some(self.now);
@@ -1282,8 +1523,11 @@ impl Simulation {
             self.counters.wakeups_remote += 1;
         }
         if waker.is_some() {
-            self.op_extra_cost +=
-                if remote { self.profile.wakeup.remote_wake_ns } else { self.profile.wakeup.local_wake_ns } as f64;
+            self.op_extra_cost += if remote {
+                self.profile.wakeup.remote_wake_ns
+            } else {
+                self.profile.wakeup.local_wake_ns
+            } as f64;
         }
         if let Some(tr) = &mut self.trace {
             tr.events.push(TraceEvent::Waking {
@@ -1304,12 +1548,21 @@ impl Simulation {
         // A remote wakee cannot arrive before the waker has finished the work that precedes
         // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
         // (and, for a batch of wakeups in one op, the wakeups before it).
-        let lead = if waker.is_some() { self.op_extra_cost.round() as u64 } else { 0 };
+        let lead = match waker {
+            Some(w) => (self.tasks[w].seg_left + self.op_extra_cost).round() as u64,
+            None => 0,
+        };
         let delay = if !remote {
             0
-        } else if self.cpus[cpu].curr.is_none() && matches!(self.cpus[cpu].mode, CpuMode::Idle { .. }) {
+        } else if self.cpus[cpu].curr.is_none()
+            && matches!(self.cpus[cpu].mode, CpuMode::Idle { .. })
+        {
             self.counters.ipis += 1;
-            if waker.is_none() { 0 } else { lead + self.profile.wakeup.ipi_ns }
+            if waker.is_none() {
+                0
+            } else {
+                lead + self.profile.wakeup.ipi_ns
+            }
         } else if self.cfg.features.ttwu_queue && !self.topo.cpus_share_cache(waker_cpu, cpu) {
             self.counters.ipis += 1;
             lead + self.profile.wakeup.ttwu_queue_delay_ns
@@ -1319,7 +1572,14 @@ impl Simulation {
         if delay == 0 {
             self.enqueue_arrival(p, cpu, flags, false);
         } else {
-            self.push(self.now + delay, Event::Arrive { task: p as u32, cpu: cpu as u32, flags });
+            self.push(
+                self.now + delay,
+                Event::Arrive {
+                    task: p as u32,
+                    cpu: cpu as u32,
+                    flags,
+                },
+            );
         }
     }
 
@@ -1341,22 +1601,25 @@ impl Simulation {
         {
             let c = &mut self.cpus[cpu];
             c.nr_running += 1;
+            if c.nr_running == 2 {
+                self.nr_overloaded += 1;
+            }
             c.runnable_weight += w;
         }
         self.tasks[p].state = TaskState::Queued(cpu);
         self.tasks[p].runnable_since = self.now;
         self.rq_insert(cpu, p);
         self.set_waiting(1);
-        if let Some(tr) = &mut self.trace {
-            if !initial {
-                tr.events.push(TraceEvent::Wakeup {
-                    ts_ns: self.now,
-                    cpu: cpu as u32,
-                    pid: p as u32 + 1,
-                    prio: 120 + self.tasks[p].nice,
-                    target_cpu: cpu as u32,
-                });
-            }
+        if let Some(tr) = &mut self.trace
+            && !initial
+        {
+            tr.events.push(TraceEvent::Wakeup {
+                ts_ns: self.now,
+                cpu: cpu as u32,
+                pid: p as u32 + 1,
+                prio: 120 + self.tasks[p].nice,
+                target_cpu: cpu as u32,
+            });
         }
         match self.cpus[cpu].mode {
             CpuMode::Idle { .. } => self.kick_idle(cpu),
@@ -1417,11 +1680,13 @@ impl Simulation {
         {
             let task = &mut self.tasks[t];
             let ov = task.ran_since_wake;
-            task.avg_overlap = (task.avg_overlap as i64 + (ov as i64 - task.avg_overlap as i64) / 8) as u64;
+            task.avg_overlap =
+                (task.avg_overlap as i64 + (ov as i64 - task.avg_overlap as i64) / 8) as u64;
         }
         if self.should_delay_dequeue(cpu, t) {
             self.tasks[t].state = TaskState::Sleeping(w);
             self.tasks[t].delayed = true;
+            self.cpus[cpu].nr_delayed += 1;
             self.rq_insert(cpu, t);
             return;
         }
@@ -1429,6 +1694,9 @@ impl Simulation {
         let weight = self.tasks[t].weight;
         let c = &mut self.cpus[cpu];
         c.nr_running -= 1;
+        if c.nr_running == 1 {
+            self.nr_overloaded -= 1;
+        }
         c.runnable_weight -= weight;
         self.tasks[t].state = TaskState::Sleeping(w);
     }
@@ -1449,19 +1717,22 @@ impl Simulation {
                 return StepOutcome::Preempt;
             }
             let pc = self.tasks[t].pc;
-            let Some(op) = prog.get(pc) else { return StepOutcome::Exit };
+            let Some(op) = prog.get(pc) else {
+                return StepOutcome::Exit;
+            };
             self.op_extra_cost = 0.0;
             let mut cost = 0.0;
             match op {
                 Op::Compute(d) => {
                     let mut work = self.sample(d) as f64;
                     let task = &self.tasks[t];
-                    if task.mem_intensity > 0.0 {
-                        if let Some(home) = task.home_node {
-                            let dist = self.topo.node_distance(home, self.topo.cpu(cpu).node) as f64;
-                            let steps = (dist / 10.0 - 1.0).max(0.0);
-                            work *= 1.0 + self.profile.cpu.remote_memory_slowdown * task.mem_intensity * steps;
-                        }
+                    if task.mem_intensity > 0.0
+                        && let Some(home) = task.home_node
+                    {
+                        let dist = self.topo.node_distance(home, self.topo.cpu(cpu).node) as f64;
+                        let steps = (dist / 10.0 - 1.0).max(0.0);
+                        work *= 1.0
+                            + self.profile.cpu.remote_memory_slowdown * task.mem_intensity * steps;
                     }
                     self.tasks[t].pc += 1;
                     cost += work;
@@ -1476,10 +1747,13 @@ impl Simulation {
                             self.op_extra_cost += syscall
                                 + n as f64 * self.profile.transfer.copy_ns_per_byte
                                 + self.channels[*ch].delivery_ns() as f64;
-                            if wake_reader {
-                                if let Some(r) = self.channels[*ch].readers.pop_front() {
-                                    self.try_to_wake_up(r, Some(t), cpu, wake_flags::TTWU | wake_flags::SYNC);
-                                }
+                            if wake_reader && let Some(r) = self.channels[*ch].readers.pop_front() {
+                                self.try_to_wake_up(
+                                    r,
+                                    Some(t),
+                                    cpu,
+                                    wake_flags::TTWU | wake_flags::SYNC,
+                                );
                             }
                         }
                         SendOutcome::Full => {
@@ -1493,22 +1767,27 @@ impl Simulation {
                         self.tasks[t].pc += 1;
                         self.tasks[t].last_recv_bytes = msg.bytes;
                         let tr = &self.profile.transfer;
-                        let extra = relation_cost(
-                            &self.topo,
-                            msg.cpu,
-                            cpu,
-                            tr.same_cpu_ns_per_byte,
-                            tr.smt_ns_per_byte,
-                            tr.llc_ns_per_byte,
-                            tr.cross_llc_ns_per_byte,
-                            tr.cross_node_ns_per_byte,
-                        ) * msg.bytes as f64;
+                        let extra = ByDistance {
+                            same: tr.same_cpu_ns_per_byte,
+                            smt: tr.smt_ns_per_byte,
+                            llc: tr.llc_ns_per_byte,
+                            cross_llc: tr.cross_llc_ns_per_byte,
+                            cross_node: tr.cross_node_ns_per_byte,
+                        }
+                        .between(&self.topo, msg.cpu, cpu)
+                            * msg.bytes as f64;
                         self.counters.transfer_cost_ns += extra as u64;
-                        self.op_extra_cost += syscall + msg.bytes as f64 * tr.copy_ns_per_byte + extra;
+                        self.op_extra_cost +=
+                            syscall + msg.bytes as f64 * tr.copy_ns_per_byte + extra;
                         let n = wake_writers.min(self.channels[*ch].writers.len());
                         for _ in 0..n {
                             if let Some(w) = self.channels[*ch].writers.pop_front() {
-                                self.try_to_wake_up(w, Some(t), cpu, wake_flags::TTWU | wake_flags::SYNC);
+                                self.try_to_wake_up(
+                                    w,
+                                    Some(t),
+                                    cpu,
+                                    wake_flags::TTWU | wake_flags::SYNC,
+                                );
                             }
                         }
                     }
@@ -1518,7 +1797,9 @@ impl Simulation {
                     }
                 },
                 Op::FutexWait(f) => {
-                    if std::mem::take(&mut self.token[t]) || std::mem::take(&mut self.futexes[*f].posted) {
+                    if std::mem::take(&mut self.token[t])
+                        || std::mem::take(&mut self.futexes[*f].posted)
+                    {
                         self.tasks[t].pc += 1;
                         cost += syscall;
                     } else {
@@ -1534,7 +1815,9 @@ impl Simulation {
                     }
                     let mut left = *n;
                     while left > 0 {
-                        let Some(w) = self.futexes[*f].waiters.pop_front() else { break };
+                        let Some(w) = self.futexes[*f].waiters.pop_front() else {
+                            break;
+                        };
                         self.token[w] = true;
                         self.try_to_wake_up(w, Some(t), cpu, wake_flags::TTWU);
                         if left != WAKE_ALL {
@@ -1565,7 +1848,9 @@ impl Simulation {
                     }
                 }
                 Op::WaitSelf => {
-                    if std::mem::take(&mut self.token[t]) || std::mem::take(&mut self.tasks[t].self_posted) {
+                    if std::mem::take(&mut self.token[t])
+                        || std::mem::take(&mut self.tasks[t].self_posted)
+                    {
                         self.tasks[t].pc += 1;
                         cost += syscall;
                     } else {
@@ -1633,7 +1918,10 @@ impl Simulation {
                         let m = if self.mutexes[m].owner == Some(t) {
                             m
                         } else {
-                            self.mutexes.iter().position(|x| x.owner == Some(t)).unwrap_or(m)
+                            self.mutexes
+                                .iter()
+                                .position(|x| x.owner == Some(t))
+                                .unwrap_or(m)
                         };
                         if self.mutexes[m].owner == Some(t) {
                             self.mutexes[m].owner = None;
@@ -1748,9 +2036,15 @@ impl Simulation {
     }
 
     fn arm_timer(&mut self, t: TaskId, at: Time) {
-        self.tasks[t].timer_gen += 1;
+        self.tasks[t].timer_gen = self.tasks[t].timer_gen.wrapping_add(1);
         let g_n = self.tasks[t].timer_gen;
-        self.push(at, Event::Timer { task: t as u32, g_n });
+        self.push(
+            at,
+            Event::Timer {
+                task: t as u32,
+                g_n,
+            },
+        );
     }
 
     // ----------------------------------------------------------------------------------
@@ -1772,6 +2066,14 @@ impl Simulation {
     /// A workload histogram by index.
     pub fn user_hist(&self, id: usize) -> &Histogram<u64> {
         &self.hists[id]
+    }
+    /// Messages delivered so far on each declared channel.
+    pub fn channel_delivered(&self, ch: usize) -> u64 {
+        self.channels[ch].delivered
+    }
+    /// Messages still queued on a channel.
+    pub fn channel_backlog(&self, ch: usize) -> usize {
+        self.channels[ch].queue.len()
     }
     /// The workload being run.
     pub fn workload(&self) -> &Workload {
@@ -1825,7 +2127,10 @@ impl Simulation {
             match t.state {
                 TaskState::Running(c) => {
                     if self.cpus[c].curr != Some(i) {
-                        return Err(format!("task {i} Running on {c} but curr is {:?}", self.cpus[c].curr));
+                        return Err(format!(
+                            "task {i} Running on {c} but curr is {:?}",
+                            self.cpus[c].curr
+                        ));
                     }
                     if running_on[c].replace(i).is_some() {
                         return Err(format!("two tasks running on cpu {c}"));
@@ -1837,7 +2142,13 @@ impl Simulation {
                     active += 1;
                 }
                 TaskState::Queued(c) => {
-                    let in_rq = self.cpus.iter().enumerate().filter(|(_, cpu)| cpu.rq.tree.iter().any(|&(_, x)| x == i)).map(|(k, _)| k).collect::<Vec<_>>();
+                    let in_rq = self
+                        .cpus
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, cpu)| cpu.rq.tree.iter().any(|&(_, x)| x == i))
+                        .map(|(k, _)| k)
+                        .collect::<Vec<_>>();
                     if in_rq != vec![c] {
                         return Err(format!("task {i} Queued({c}) but found in rqs {in_rq:?}"));
                     }
@@ -1855,7 +2166,11 @@ impl Simulation {
                 TaskState::Sleeping(_) => {
                     if t.delayed {
                         nr_run[t.cpu] += 1;
-                    } else if self.cpus.iter().any(|cpu| cpu.rq.tree.iter().any(|&(_, x)| x == i)) {
+                    } else if self
+                        .cpus
+                        .iter()
+                        .any(|cpu| cpu.rq.tree.iter().any(|&(_, x)| x == i))
+                    {
                         return Err(format!("sleeping task {i} is on a runqueue"));
                     }
                 }
@@ -1864,15 +2179,21 @@ impl Simulation {
         }
         for c in 0..n {
             if self.cpus[c].nr_running != nr_run[c] {
-                return Err(format!("cpu {c} nr_running {} but counted {}", self.cpus[c].nr_running, nr_run[c]));
+                return Err(format!(
+                    "cpu {c} nr_running {} but counted {}",
+                    self.cpus[c].nr_running, nr_run[c]
+                ));
             }
             if self.cpus[c].pending != pending[c] {
-                return Err(format!("cpu {c} pending {} but counted {}", self.cpus[c].pending, pending[c]));
+                return Err(format!(
+                    "cpu {c} pending {} but counted {}",
+                    self.cpus[c].pending, pending[c]
+                ));
             }
-            if let Some(t) = self.cpus[c].curr {
-                if self.tasks[t].state != TaskState::Running(c) {
-                    return Err(format!("cpu {c} curr {t} is {:?}", self.tasks[t].state));
-                }
+            if let Some(t) = self.cpus[c].curr
+                && self.tasks[t].state != TaskState::Running(c)
+            {
+                return Err(format!("cpu {c} curr {t} is {:?}", self.tasks[t].state));
             }
             let keys_sorted = self.cpus[c].rq.tree.iter().all(|&(k, t)| {
                 let task = &self.tasks[t];
@@ -1888,14 +2209,20 @@ impl Simulation {
             let c_ = &self.cpus[c];
             let accounted = c_.busy_ns + c_.idle_ns + (self.now - c_.last_mode_change);
             if accounted != self.now {
-                return Err(format!("cpu {c}: busy+idle {accounted} != elapsed {}", self.now));
+                return Err(format!(
+                    "cpu {c}: busy+idle {accounted} != elapsed {}",
+                    self.now
+                ));
             }
         }
         if active != self.nr_active {
             return Err(format!("nr_active {} but counted {active}", self.nr_active));
         }
         if waiting != self.nr_waiting {
-            return Err(format!("nr_waiting {} but counted {waiting}", self.nr_waiting));
+            return Err(format!(
+                "nr_waiting {} but counted {waiting}",
+                self.nr_waiting
+            ));
         }
         // No lost wakeup: every sleeping task waits on something that can still wake it.
         for (i, t) in self.tasks.iter().enumerate() {
@@ -1911,7 +2238,9 @@ impl Simulation {
                     WaitOn::Timer => true,
                 };
                 if !ok && !t.delayed {
-                    return Err(format!("task {i} sleeps on {w:?} but nothing will wake it (lost wakeup)"));
+                    return Err(format!(
+                        "task {i} sleeps on {w:?} but nothing will wake it (lost wakeup)"
+                    ));
                 }
             }
         }
@@ -1936,6 +2265,29 @@ pub struct TaskStat {
     pub nr_migrations: u64,
     /// Whether the task exited.
     pub exited: bool,
+}
+
+fn level_index(l: DomainLevel) -> usize {
+    match l {
+        DomainLevel::Smt => 0,
+        DomainLevel::Cls => 1,
+        DomainLevel::Mc => 2,
+        DomainLevel::Pkg => 3,
+        DomainLevel::Node => 4,
+        DomainLevel::Numa(k) => (5 + k as usize).min(14),
+    }
+}
+
+fn level_name(i: usize) -> String {
+    match i {
+        0 => "SMT".into(),
+        1 => "CLS".into(),
+        2 => "MC".into(),
+        3 => "PKG".into(),
+        4 => "NODE".into(),
+        15 => "NONE".into(),
+        k => format!("NUMA{}", k - 5),
+    }
 }
 
 fn matching_end(prog: &[Op], loop_pc: usize) -> usize {

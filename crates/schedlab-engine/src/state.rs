@@ -32,7 +32,12 @@ pub enum WaitOn {
 impl WaitOn {
     /// Human description.
     pub fn describe(&self, channel_names: &[String]) -> String {
-        let ch = |i: &usize| channel_names.get(*i).cloned().unwrap_or_else(|| format!("#{i}"));
+        let ch = |i: &usize| {
+            channel_names
+                .get(*i)
+                .cloned()
+                .unwrap_or_else(|| format!("#{i}"))
+        };
         match self {
             WaitOn::ChannelRead(c) => format!("data on channel {}", ch(c)),
             WaitOn::ChannelWrite(c) => format!("room on channel {}", ch(c)),
@@ -117,7 +122,7 @@ pub struct Task {
     pub slots: [Time; 8],
     pub last_recv_bytes: u64,
     pub self_posted: bool,
-    pub timer_gen: u64,
+    pub timer_gen: u32,
     pub started_at: Time,
     pub ran_since_wake: u64,
     pub avg_overlap: u64,
@@ -147,12 +152,16 @@ pub struct Cpu {
     pub pending: u32,
     pub need_resched: bool,
     /// Generation of the running segment (lazy cancellation of its completion event).
-    pub seg_gen: u64,
+    pub seg_gen: u32,
     pub seg_start: Time,
+    /// When the running segment completes at the current speed.
+    pub seg_due: Time,
+    /// Whether a completion event for generation `seg_gen` is in the queue.
+    pub seg_queued: bool,
     pub speed: f64,
     pub tick_armed: bool,
-    pub tick_gen: u64,
-    pub exit_gen: u64,
+    pub tick_gen: u32,
+    pub exit_gen: u32,
     pub last_mode_change: Time,
     pub busy_ns: u64,
     pub idle_ns: u64,
@@ -167,4 +176,6 @@ pub struct Cpu {
     pub idle_stamp: Option<Time>,
     pub max_idle_balance_cost: u64,
     pub nr_switches: u64,
+    /// Tasks kept queued by DELAY_DEQUEUE.
+    pub nr_delayed: u32,
 }

@@ -213,7 +213,10 @@ pub struct Workload {
 impl Workload {
     /// An empty workload.
     pub fn new(name: impl Into<String>) -> Self {
-        Workload { name: name.into(), ..Default::default() }
+        Workload {
+            name: name.into(),
+            ..Default::default()
+        }
     }
     /// Declares a template.
     pub fn spec(&mut self, s: TaskSpec) -> SpecId {
@@ -228,7 +231,10 @@ impl Workload {
     }
     /// Declares a channel.
     pub fn channel(&mut self, kind: ChannelKind, name: impl Into<String>) -> ChanId {
-        self.channels.push(ChannelSpec { kind, name: name.into() });
+        self.channels.push(ChannelSpec {
+            kind,
+            name: name.into(),
+        });
         self.channels.len() - 1
     }
     /// Declares a futex word.
@@ -271,15 +277,24 @@ impl Workload {
     pub fn validate(&self) -> Result<(), String> {
         for (si, s) in self.specs.iter().enumerate() {
             if !(-20..=19).contains(&s.nice) {
-                return Err(format!("task '{}': nice {} outside -20..=19", s.comm, s.nice));
+                return Err(format!(
+                    "task '{}': nice {} outside -20..=19",
+                    s.comm, s.nice
+                ));
             }
             if !(0.0..=1.0).contains(&s.mem_intensity) {
-                return Err(format!("task '{}': mem_intensity must be in [0, 1]", s.comm));
+                return Err(format!(
+                    "task '{}': mem_intensity must be in [0, 1]",
+                    s.comm
+                ));
             }
             let mut depth = 0i32;
             for op in s.program.iter() {
                 let bad = |what: &str, id: usize| {
-                    Err(format!("task '{}' (template {si}): {what} {id} was not declared", s.comm))
+                    Err(format!(
+                        "task '{}' (template {si}): {what} {id} was not declared",
+                        s.comm
+                    ))
                 };
                 match op {
                     Op::Send { ch, .. } | Op::Recv { ch } if *ch >= self.channels.len() => {
@@ -289,7 +304,11 @@ impl Workload {
                         return bad("futex", *f);
                     }
                     Op::ListAdd(l) | Op::WakeList(l) if *l >= self.lists => return bad("list", *l),
-                    Op::Lock { lock: LockRef::Fixed(m), .. } | Op::Unlock(LockRef::Fixed(m))
+                    Op::Lock {
+                        lock: LockRef::Fixed(m),
+                        ..
+                    }
+                    | Op::Unlock(LockRef::Fixed(m))
                         if *m >= self.mutexes =>
                     {
                         return bad("mutex", *m);
@@ -313,14 +332,21 @@ impl Workload {
                     }
                     _ => {}
                 }
-                if let Op::Stamp(Slot::Global(g)) | Op::RecordSince { slot: Slot::Global(g), .. } = op {
-                    if *g >= self.global_slots {
-                        return bad("global slot", *g);
-                    }
+                if let Op::Stamp(Slot::Global(g))
+                | Op::RecordSince {
+                    slot: Slot::Global(g),
+                    ..
+                } = op
+                    && *g >= self.global_slots
+                {
+                    return bad("global slot", *g);
                 }
             }
             if depth != 0 {
-                return Err(format!("task '{}': {depth} Loop(s) without EndLoop", s.comm));
+                return Err(format!(
+                    "task '{}': {depth} Loop(s) without EndLoop",
+                    s.comm
+                ));
             }
         }
         for &i in &self.initial {

@@ -27,7 +27,9 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     } else if let Some(n) = s.strip_suffix('m') {
         (n, 60e9)
     } else {
-        return Err(format!("'{s}' has no unit (expected a number followed by ns, us, ms, s or m)"));
+        return Err(format!(
+            "'{s}' has no unit (expected a number followed by ns, us, ms, s or m)"
+        ));
     };
     let v: f64 = num
         .trim()

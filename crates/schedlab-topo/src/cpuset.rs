@@ -19,7 +19,10 @@ pub struct CpuSet {
 impl CpuSet {
     /// The empty set on a machine of `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
-        CpuSet { words: vec![0; nr_cpus.div_ceil(64)], nr_cpus }
+        CpuSet {
+            words: vec![0; nr_cpus.div_ceil(64)],
+            nr_cpus,
+        }
     }
 
     /// All CPUs `0..nr_cpus`.
@@ -48,7 +51,11 @@ impl CpuSet {
     /// Adds `cpu`. Panics if it is outside the machine (a bug, not an input error).
     #[inline]
     pub fn insert(&mut self, cpu: CpuId) {
-        assert!(cpu < self.nr_cpus, "cpu {cpu} outside a {}-cpu set", self.nr_cpus);
+        assert!(
+            cpu < self.nr_cpus,
+            "cpu {cpu} outside a {}-cpu set",
+            self.nr_cpus
+        );
         self.words[cpu / 64] |= 1u64 << (cpu % 64);
     }
 
@@ -99,8 +106,14 @@ impl CpuSet {
     /// Members in ring order starting at `start` (inclusive) and wrapping, like the
     /// kernel's `for_each_cpu_wrap`.
     pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
-        let start = if self.nr_cpus == 0 { 0 } else { start % self.nr_cpus };
-        self.iter().filter(move |&c| c >= start).chain(self.iter().filter(move |&c| c < start))
+        let start = if self.nr_cpus == 0 {
+            0
+        } else {
+            start % self.nr_cpus
+        };
+        self.iter()
+            .filter(move |&c| c >= start)
+            .chain(self.iter().filter(move |&c| c < start))
     }
 
     /// Set intersection.
@@ -140,12 +153,18 @@ impl CpuSet {
 
     /// Whether the two sets share a member.
     pub fn intersects(&self, other: &CpuSet) -> bool {
-        self.words.iter().zip(other.words.iter()).any(|(a, b)| a & b != 0)
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .any(|(a, b)| a & b != 0)
     }
 
     /// Whether every member of `self` is in `other`.
     pub fn is_subset(&self, other: &CpuSet) -> bool {
-        self.words.iter().zip(other.words.iter()).all(|(a, b)| a & !b == 0)
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .all(|(a, b)| a & !b == 0)
     }
 
     /// The kernel's cpulist form, e.g. `0-9,20-29`.

@@ -6,7 +6,7 @@
 //! Each CPU gets a chain of domains, lowest first. A level whose span equals its child's is
 //! *degenerate* and dropped. Each domain's groups are its child's spans (single CPUs at the
 //! bottom); NUMA levels have overlapping groups. Flags and numeric parameters follow the
-//! era selected with [`DomainEra`]; values marked [M] in the spec (2.6.x intervals and
+//! era selected with [`DomainEra`]; values marked \[M\] in the spec (2.6.x intervals and
 //! busy factors) are reconstructions and documented as such.
 
 use crate::cpuset::{CpuId, CpuSet};
@@ -57,20 +57,49 @@ pub mod flags {
 
     /// Flag names joined with `|`.
     pub fn describe(f: u32) -> String {
-        NAMES.iter().filter(|(b, _)| f & b != 0).map(|(_, n)| *n).collect::<Vec<_>>().join("|")
+        NAMES
+            .iter()
+            .filter(|(b, _)| f & b != 0)
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join("|")
     }
 }
 
 /// Which kernel generation's domain parameters to use (linux-wakeup.md §2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum DomainEra {
-    /// 2.6.2x – 2.6.3x: busy_factor 64 (NUMA 32), imbalance 125, intervals 1–4 ms [M].
+    /// 2.6.2x – 2.6.3x: busy_factor 64 (NUMA 32), imbalance 125, intervals 1–4 ms \[M\].
     Linux26,
-    /// 3.x – 5.9: busy_factor 32, imbalance SMT 110 / MC 117 / others 125, intervals by weight [M].
+    /// 3.x – 5.9: busy_factor 32, imbalance SMT 110 / MC 117 / others 125, intervals by weight \[M\].
     Linux3,
     /// 5.10 – 7.x: busy_factor 16, imbalance SMT 110 / others 117, intervals by weight.
     #[default]
     Linux510,
+}
+
+impl DomainEra {
+    /// Every era, oldest first.
+    pub const ALL: [DomainEra; 3] = [DomainEra::Linux26, DomainEra::Linux3, DomainEra::Linux510];
+
+    /// The short name used on the command line and in output: `2.6`, `3` or `5.10`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            DomainEra::Linux26 => "2.6",
+            DomainEra::Linux3 => "3",
+            DomainEra::Linux510 => "5.10",
+        }
+    }
+
+    /// Parses a label (`2.6`, `3`, `5.10`; `linux26`-style names are accepted too).
+    pub fn parse(s: &str) -> Option<DomainEra> {
+        match s.trim().to_ascii_lowercase().trim_start_matches("linux") {
+            "2.6" | "26" => Some(DomainEra::Linux26),
+            "3" => Some(DomainEra::Linux3),
+            "5.10" | "510" => Some(DomainEra::Linux510),
+            _ => None,
+        }
+    }
 }
 
 /// Topology level of a domain.
@@ -166,13 +195,23 @@ impl SchedDomains {
             let mut cand: Vec<(DomainLevel, CpuSet, Option<u32>)> = Vec::new();
             cand.push((DomainLevel::Smt, topo.cores()[info.core].clone(), None));
             if topo.has_clusters() {
-                cand.push((DomainLevel::Cls, topo.clusters()[info.cluster].clone(), None));
+                cand.push((
+                    DomainLevel::Cls,
+                    topo.clusters()[info.cluster].clone(),
+                    None,
+                ));
             }
             let llc = topo.llcs()[info.llc].clone();
             cand.push((DomainLevel::Mc, llc.clone(), None));
             // PKG: the package, but never narrower than the LLC's node when a node holds
             // several packages' worth (e.g. the LLC may exceed a node on some AMD parts).
-            cand.push((DomainLevel::Pkg, topo.packages()[info.package].or(&llc), None));
+            // A package that holds several nodes gets no PKG level, so that the NUMA
+            // levels above NODE still exist: x86 does this for "NUMA in package" (SNC),
+            // and arm64's PKG level spans the node anyway.
+            let package = &topo.packages()[info.package];
+            if package.is_subset(&topo.nodes()[info.node]) {
+                cand.push((DomainLevel::Pkg, package.or(&llc), None));
+            }
             cand.push((DomainLevel::Node, topo.nodes()[info.node].clone(), None));
             for (k, &d) in dists.iter().enumerate().skip(1) {
                 let mut span = CpuSet::new(n);
@@ -213,17 +252,21 @@ impl SchedDomains {
                     rotate_own_first(&mut g, cpu);
                     g
                 } else {
-                    // Child spans of each CPU in the span, deduplicated.
+                    // As the kernel builds them: walk the span in ring order from this
+                    // CPU and add the child span of each CPU not yet covered. Child
+                    // spans partition the span below NUMA; NUMA groups overlap, and
+                    // skipping covered CPUs keeps only as many as the kernel has.
                     let child_level = doms[i - 1].level;
                     let mut g: Vec<CpuSet> = Vec::new();
-                    for c in span.iter() {
-                        let cs = child_span(topo, c, child_level, &dists);
-                        let cs = cs.and(&span);
-                        if !g.contains(&cs) && !g.iter().any(|x| cs.is_subset(x)) {
-                            g.push(cs);
+                    let mut covered = CpuSet::new(n);
+                    for c in span.iter_wrap(cpu) {
+                        if covered.contains(c) {
+                            continue;
                         }
+                        let cs = child_span(topo, c, child_level, &dists).and(&span);
+                        covered.or_assign(&cs);
+                        g.push(cs);
                     }
-                    rotate_own_first(&mut g, cpu);
                     g
                 };
                 doms.push(make_domain(era, lvl, i, span, groups, d, topo));
@@ -232,7 +275,17 @@ impl SchedDomains {
             sd_numa.push(doms.iter().position(|d| d.has(flags::NUMA)));
             per_cpu.push(doms);
         }
-        SchedDomains { era, per_cpu, sd_llc, sd_numa }
+        SchedDomains {
+            era,
+            per_cpu,
+            sd_llc,
+            sd_numa,
+        }
+    }
+
+    /// Number of CPUs the tree was built for.
+    pub fn nr_cpus(&self) -> usize {
+        self.per_cpu.len()
     }
 
     /// The domain chain of `cpu`, lowest first.
@@ -264,7 +317,6 @@ fn rotate_own_first(groups: &mut [CpuSet], cpu: CpuId) {
 
 fn child_span(topo: &Topology, c: CpuId, child: DomainLevel, dists: &[u32]) -> CpuSet {
     let info = topo.cpu(c);
-    let n = topo.nr_cpus();
     match child {
         DomainLevel::Smt => topo.cores()[info.core].clone(),
         DomainLevel::Cls => topo.clusters()[info.cluster].or(&topo.cores()[info.core]),
@@ -273,7 +325,8 @@ fn child_span(topo: &Topology, c: CpuId, child: DomainLevel, dists: &[u32]) -> C
         DomainLevel::Node => topo.nodes()[info.node].or(&topo.llcs()[info.llc]),
         DomainLevel::Numa(k) => {
             let d = dists[k as usize];
-            let mut span = CpuSet::new(n);
+            // An LLC wider than a node is never split by a NUMA group.
+            let mut span = topo.llcs()[info.llc].clone();
             for (m, set) in topo.nodes().iter().enumerate() {
                 if topo.node_distance(info.node, m) <= d {
                     span.or_assign(set);

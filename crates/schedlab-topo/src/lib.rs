@@ -2,16 +2,36 @@
 //! nodes ([`Topology`]), and the kernel's sched-domain tree built from it
 //! ([`SchedDomains`]).
 //!
-//! Every other part of schedlab names a machine through this crate. See ARCHITECTURE.md.
+//! Every other part of schedlab names a machine through this crate, with one string:
+//! [`spec::parse_topology`] turns `--topology SPEC` (a [`mod@presets`] name, a compact
+//! `NnLlCcTt` string, a `numactl --hardware`/`lscpu` file, or `host` read from
+//! [`sysfs`]) into a [`Topology`]. See ARCHITECTURE.md.
+//!
+//! ```
+//! use schedlab_topo::{DomainEra, SchedDomains, spec};
+//! let t = spec::parse_topology("westmere-2s20c", &Default::default()).unwrap();
+//! assert_eq!(t.smt_siblings(3).iter().collect::<Vec<_>>(), vec![3, 23]);
+//! let sd = SchedDomains::build(&t, DomainEra::Linux510);
+//! assert_eq!(sd.sd_llc(0).unwrap().span_weight, 20);
+//! ```
 #![warn(missing_docs)]
 
+pub mod cpulist;
 pub mod cpuset;
 pub mod domains;
+pub mod json;
+pub mod lscpu;
 pub mod model;
+pub mod numactl;
+pub mod presets;
+pub mod spec;
+pub mod sysfs;
 
 pub use cpuset::{CpuId, CpuSet};
 pub use domains::{DomainEra, DomainLevel, SchedDomain, SchedDomains};
 pub use model::{CpuInfo, CpuPlacement, DEFAULT_CAPACITY, Topology, TopologyError};
+pub use presets::{Preset, preset, presets};
+pub use spec::{TopoSpecError, TopologyOptions, parse_topology};
 
 /// A regular machine: `nodes` × `llcs_per_node` × `cores_per_llc` × `threads` with the
 /// Intel-style numbering (thread t of core c is CPU `c + t * nr_cores`) when
@@ -26,13 +46,29 @@ pub fn regular(
     threads: usize,
     siblings_far: bool,
 ) -> Result<Topology, TopologyError> {
-    let nr_cores = nodes * llcs_per_node * cores_per_llc;
+    let too_large = || TopologyError::TooLarge {
+        max: cpulist::MAX_CPUS,
+    };
+    let nr_cores = nodes
+        .checked_mul(llcs_per_node)
+        .and_then(|v| v.checked_mul(cores_per_llc))
+        .ok_or_else(too_large)?;
+    if nr_cores
+        .checked_mul(threads)
+        .is_none_or(|n| n > cpulist::MAX_CPUS)
+    {
+        return Err(too_large());
+    }
     let mut placements = Vec::with_capacity(nr_cores * threads);
     for core in 0..nr_cores {
         let llc = core / cores_per_llc.max(1);
         let node = llc / llcs_per_node.max(1);
         for t in 0..threads {
-            let cpu = if siblings_far { core + t * nr_cores } else { core * threads + t };
+            let cpu = if siblings_far {
+                core + t * nr_cores
+            } else {
+                core * threads + t
+            };
             placements.push(CpuPlacement {
                 cpu,
                 core,
@@ -44,8 +80,9 @@ pub fn regular(
             });
         }
     }
-    let distances =
-        (0..nodes).map(|i| (0..nodes).map(|j| if i == j { 10 } else { 20 }).collect()).collect();
+    let distances = (0..nodes)
+        .map(|i| (0..nodes).map(|j| if i == j { 10 } else { 20 }).collect())
+        .collect();
     Topology::from_cpus(name, source, placements, distances)
 }
 

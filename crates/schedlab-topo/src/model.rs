@@ -74,6 +74,12 @@ pub enum TopologyError {
     /// A containment rule (core within LLC, LLC within node or package...) is broken.
     #[error("inconsistent topology: {0}")]
     Inconsistent(String),
+    /// More CPUs than schedlab supports (see [`crate::cpulist::MAX_CPUS`]).
+    #[error("the machine has more than the supported maximum of {max} CPUs")]
+    TooLarge {
+        /// The limit.
+        max: usize,
+    },
 }
 
 /// One CPU's placement as given by a parser: raw ids, any numbering (they are made dense).
@@ -97,17 +103,12 @@ pub struct CpuPlacement {
 
 fn densify(raw: impl Iterator<Item = usize>) -> Vec<usize> {
     // Dense index in order of first appearance when CPUs are visited in id order.
-    let raw: Vec<usize> = raw.collect();
-    let mut seen: Vec<usize> = Vec::new();
-    raw.iter()
-        .map(|r| match seen.iter().position(|s| s == r) {
-            Some(i) => i,
-            None => {
-                seen.push(*r);
-                seen.len() - 1
-            }
-        })
-        .collect()
+    let mut seen: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    raw.map(|r| {
+        let next = seen.len();
+        *seen.entry(r).or_insert(next)
+    })
+    .collect()
 }
 
 impl Topology {
@@ -121,6 +122,11 @@ impl Topology {
     ) -> Result<Self, TopologyError> {
         if placements.is_empty() {
             return Err(TopologyError::Empty);
+        }
+        if placements.len() > crate::cpulist::MAX_CPUS {
+            return Err(TopologyError::TooLarge {
+                max: crate::cpulist::MAX_CPUS,
+            });
         }
         placements.sort_by_key(|p| p.cpu);
         for w in placements.windows(2) {
@@ -146,7 +152,11 @@ impl Topology {
         let package = densify(placements.iter().map(|p| p.package));
         let has_clusters = placements.iter().any(|p| p.cluster.is_some());
         let cluster = if has_clusters {
-            densify(placements.iter().map(|p| p.cluster.unwrap_or(usize::MAX - p.core)))
+            densify(
+                placements
+                    .iter()
+                    .map(|p| p.cluster.unwrap_or(usize::MAX - p.core)),
+            )
         } else {
             core.clone()
         };
@@ -358,7 +368,9 @@ fn validate_distances(d: &[Vec<u32>], nr_nodes: usize) -> Result<(), TopologyErr
         }
         for (j, &v) in row.iter().enumerate() {
             if v == 0 {
-                return Err(TopologyError::Distances(format!("distance {i}->{j} is zero")));
+                return Err(TopologyError::Distances(format!(
+                    "distance {i}->{j} is zero"
+                )));
             }
             if d[j][i] != v {
                 return Err(TopologyError::Distances(format!(

@@ -1,0 +1,14 @@
+//! Integration tests of schedlab-topo: sysfs fixture trees, input files, the domain tree
+//! against linux-wakeup.md §2, and property tests of round trips and consistency.
+//! See: issue 2.
+
+mod check;
+mod domains;
+mod files;
+mod props;
+mod sysfs;
+
+/// Directory holding the committed fixtures.
+pub fn fixtures() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}

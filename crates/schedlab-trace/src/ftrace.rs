@@ -1,0 +1,935 @@
+//! Linux ftrace text: a writer in the tracefs `trace` file format and a parser
+//! for the text formats sched events come in on a real host.
+//!
+//! Why text as well as Perfetto: it is diff-friendly for golden tests, greppable,
+//! readable by Perfetto's legacy text importer, and it is what `schedlab-host`
+//! captures from tracefs — so simulated and real runs go through one parser.
+//!
+//! The parser reads:
+//! * our own output and tracefs `trace` / `trace_pipe` text, with or without
+//!   the irq-flags column and the `record-tgid` column, comms containing
+//!   spaces, dashes or colons (`lto cgu.03`, `kworker/u4:1-events`);
+//! * `trace-cmd report` output, including its compact `comm:pid [prio] S ==>
+//!   ...` sched_switch and `comm:pid [prio] CPU:003` wakeup renderings;
+//! * `perf script` output (`comm tid [cpu] ts: sched:sched_switch: ...`, also
+//!   with `pid/tid` and `--ns`).
+//!
+//! Event lines of other events are skipped and counted in [`ParseStats`];
+//! headers, comments and markers such as `CPU:0 [LOST 12 EVENTS]` are skipped.
+//! A line that is one of our sched events but does not parse is an error
+//! naming the line number and what was expected.
+//!
+//! Files written here carry the thread list and CPU count in `#` comment lines
+//! (ignored by other tools) so that text → [`parse_ftrace_text`] reproduces the
+//! [`Trace`] exactly. Timestamps are written with nanosecond precision for the
+//! same reason.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::{
+    DEFAULT_PRIO, PrevState, ThreadInfo, ThreadTable, Trace, TraceError, TraceEvent, UNKNOWN_COMM,
+    excerpt, idle_comm,
+};
+
+/// Header comment prefix carrying one thread of the trace.
+const THREAD_LINE: &str = "# schedlab-thread:";
+/// First word of our `tracing_mark_write` placement annotations.
+pub const PLACEMENT_MARK: &str = "schedlab_placement";
+
+/// Replaces line breaks so a name cannot break the line format.
+fn clean(s: &str) -> Cow<'_, str> {
+    if s.contains(['\n', '\r']) {
+        Cow::Owned(s.replace(['\n', '\r'], " "))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// Writes `trace` in the tracefs `trace` text format.
+///
+/// Events are written in stable timestamp order. The task column shows the
+/// task running on that CPU (tracked from switches; `<idle>-0` before the first
+/// one), the waker for placements, the parent for forks. Placements become
+/// `tracing_mark_write: schedlab_placement waker=.. wakee=.. prev_cpu=..
+/// target_cpu=.. examined=.. path=..` lines.
+pub fn write_ftrace_text(trace: &Trace, w: &mut impl Write) -> io::Result<()> {
+    let order = trace.sorted_indices();
+    let nr_cpus = trace.effective_nr_cpus();
+    let mut comms: BTreeMap<u32, &str> = BTreeMap::new();
+    for t in &trace.threads {
+        comms.entry(t.pid).or_insert(t.comm.as_str());
+    }
+    let comm_on = |pid: u32, cpu: u32| -> Cow<'_, str> {
+        if pid == 0 {
+            Cow::Owned(idle_comm(cpu))
+        } else {
+            clean(comms.get(&pid).copied().unwrap_or(UNKNOWN_COMM))
+        }
+    };
+    let task_col = |pid: u32| -> Cow<'_, str> {
+        if pid == 0 {
+            Cow::Borrowed("<idle>")
+        } else {
+            clean(comms.get(&pid).copied().unwrap_or(UNKNOWN_COMM))
+        }
+    };
+
+    let n = trace.events.len();
+    writeln!(w, "# tracer: nop")?;
+    writeln!(w, "#")?;
+    writeln!(
+        w,
+        "# entries-in-buffer/entries-written: {n}/{n}   #P:{nr_cpus}"
+    )?;
+    writeln!(w, "#")?;
+    writeln!(
+        w,
+        "# written by schedlab; thread list (comm runs to end of line):"
+    )?;
+    for t in &trace.threads {
+        writeln!(
+            w,
+            "{THREAD_LINE} pid={} tgid={} comm={}",
+            t.pid,
+            t.tgid,
+            clean(&t.comm)
+        )?;
+    }
+    writeln!(w, "#")?;
+    writeln!(
+        w,
+        "#                                _-----=> irqs-off/BH-disabled"
+    )?;
+    writeln!(w, "#                               / _----=> need-resched")?;
+    writeln!(
+        w,
+        "#                              | / _---=> hardirq/softirq"
+    )?;
+    writeln!(w, "#                              || / _--=> preempt-depth")?;
+    writeln!(
+        w,
+        "#                              ||| / _-=> migrate-disable"
+    )?;
+    writeln!(w, "#                              |||| /     delay")?;
+    writeln!(
+        w,
+        "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION"
+    )?;
+    writeln!(w, "#              | |         |   |||||     |         |")?;
+
+    let mut current: Vec<u32> = vec![0; nr_cpus as usize];
+    for &i in &order {
+        let ev = &trace.events[i];
+        let cpu = ev.cpu();
+        let running = current.get(cpu as usize).copied().unwrap_or(0);
+        let (task, flags, payload) = match ev {
+            TraceEvent::Switch {
+                prev_pid,
+                prev_prio,
+                prev_state,
+                next_pid,
+                next_prio,
+                ..
+            } => {
+                if let Some(slot) = current.get_mut(cpu as usize) {
+                    *slot = *next_pid;
+                }
+                (
+                    *prev_pid,
+                    "d..2.",
+                    format!(
+                        "prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} next_prio={}",
+                        comm_on(*prev_pid, cpu),
+                        prev_pid,
+                        prev_prio,
+                        prev_state.letter(),
+                        comm_on(*next_pid, cpu),
+                        next_pid,
+                        next_prio
+                    ),
+                )
+            }
+            TraceEvent::Waking {
+                pid,
+                prio,
+                target_cpu,
+                ..
+            }
+            | TraceEvent::Wakeup {
+                pid,
+                prio,
+                target_cpu,
+                ..
+            }
+            | TraceEvent::WakeupNew {
+                pid,
+                prio,
+                target_cpu,
+                ..
+            } => (
+                running,
+                "d..2.",
+                format!(
+                    "comm={} pid={} prio={} target_cpu={:03}",
+                    comm_on(*pid, cpu),
+                    pid,
+                    prio,
+                    target_cpu
+                ),
+            ),
+            TraceEvent::MigrateTask {
+                pid,
+                prio,
+                orig_cpu,
+                dest_cpu,
+                ..
+            } => (
+                running,
+                "d..2.",
+                format!(
+                    "comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
+                    comm_on(*pid, cpu),
+                    pid,
+                    prio,
+                    orig_cpu,
+                    dest_cpu
+                ),
+            ),
+            TraceEvent::ProcessFork {
+                parent_pid,
+                child_pid,
+                ..
+            } => (
+                *parent_pid,
+                ".....",
+                format!(
+                    "comm={} pid={} child_comm={} child_pid={}",
+                    comm_on(*parent_pid, cpu),
+                    parent_pid,
+                    comm_on(*child_pid, cpu),
+                    child_pid
+                ),
+            ),
+            TraceEvent::ProcessExit { pid, .. } => (
+                *pid,
+                ".....",
+                format!(
+                    "comm={} pid={} prio={}",
+                    comm_on(*pid, cpu),
+                    pid,
+                    DEFAULT_PRIO
+                ),
+            ),
+            TraceEvent::Placement {
+                waker_pid,
+                wakee_pid,
+                prev_cpu,
+                target_cpu,
+                path,
+                examined,
+                ..
+            } => (
+                *waker_pid,
+                ".....",
+                format!(
+                    "{PLACEMENT_MARK} waker={waker_pid} wakee={wakee_pid} prev_cpu={prev_cpu} target_cpu={target_cpu} examined={examined} path={}",
+                    clean(path)
+                ),
+            ),
+        };
+        let ts = ev.ts_ns();
+        let name = match ev {
+            TraceEvent::Placement { .. } => "tracing_mark_write",
+            other => other.name(),
+        };
+        writeln!(
+            w,
+            "{:>16}-{:<7} [{:03}] {} {:>5}.{:09}: {}: {}",
+            task_col(task),
+            task,
+            cpu,
+            flags,
+            ts / 1_000_000_000,
+            ts % 1_000_000_000,
+            name,
+            payload
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes `trace` as ftrace text to the file at `path`.
+pub fn write_ftrace_file(trace: &Trace, path: &Path) -> Result<(), TraceError> {
+    let io_err = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::create(path).map_err(io_err)?;
+    let mut w = io::BufWriter::new(f);
+    write_ftrace_text(trace, &mut w).map_err(io_err)?;
+    w.flush().map_err(io_err)
+}
+
+/// Reads and parses an ftrace / trace-cmd / perf script text file; errors name the file.
+pub fn read_ftrace_file(path: &Path) -> Result<Trace, TraceError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_ftrace_text(&text).map_err(|e| e.in_file(path))
+}
+
+/// What the parser did with each line, so callers can tell "no events" from
+/// "wrong events enabled".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParseStats {
+    /// Lines that became [`TraceEvent`]s.
+    pub event_lines: u64,
+    /// Event lines of events we do not model, by event name.
+    pub skipped_events: BTreeMap<String, u64>,
+    /// Blank lines, `#` comments and headers, and other non-event lines.
+    pub other_lines: u64,
+}
+
+impl ParseStats {
+    /// Total event lines skipped because their event is not modelled.
+    pub fn skipped_event_lines(&self) -> u64 {
+        self.skipped_events.values().sum()
+    }
+}
+
+/// Parses ftrace-style text (see the module docs for accepted formats) into a
+/// [`Trace`], keeping file order (call [`Trace::sort`] if the source may be
+/// unsorted).
+pub fn parse_ftrace_text(text: &str) -> Result<Trace, TraceError> {
+    parse_ftrace_text_with_stats(text).map(|(t, _)| t)
+}
+
+/// [`parse_ftrace_text`] that also reports skipped lines.
+pub fn parse_ftrace_text_with_stats(text: &str) -> Result<(Trace, ParseStats), TraceError> {
+    let mut p = Parser::default();
+    for (idx, raw) in text.lines().enumerate() {
+        p.line(idx + 1, raw)?;
+    }
+    for (pid, comm) in &p.column_comms {
+        p.table.saw_comm_if_unknown(*pid, comm);
+    }
+    let mut trace = Trace {
+        nr_cpus: 0,
+        threads: p.table.finish(),
+        events: p.events,
+    };
+    trace.nr_cpus = p.header_cpus.unwrap_or(0).max(trace.effective_nr_cpus());
+    Ok((trace, p.stats))
+}
+
+/// Event names whose lines must parse (others are skipped).
+const OUR_EVENTS: [&str; 7] = [
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_migrate_task",
+    "sched_process_fork",
+    "sched_process_exit",
+];
+
+#[derive(Default)]
+struct Parser {
+    table: ThreadTable,
+    events: Vec<TraceEvent>,
+    stats: ParseStats,
+    header_cpus: Option<u32>,
+    /// Task-column comms, used only for pids never named in an event payload
+    /// (the column shows the name at print time, which may be newer).
+    column_comms: BTreeMap<u32, String>,
+}
+
+/// The common part of an event line.
+struct Prefix<'a> {
+    comm: &'a str,
+    pid: u32,
+    tgid: Option<u32>,
+    cpu: u32,
+    ts_ns: u64,
+    event: &'a str,
+    payload: &'a str,
+}
+
+impl Parser {
+    fn line(&mut self, lineno: usize, raw: &str) -> Result<(), TraceError> {
+        let line = raw.trim_end();
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() {
+            self.stats.other_lines += 1;
+            return Ok(());
+        }
+        if trimmed.starts_with('#') {
+            self.stats.other_lines += 1;
+            return self.comment(lineno, trimmed);
+        }
+        if let Some(n) = trimmed.strip_prefix("cpus=") {
+            // trace-cmd report header.
+            self.stats.other_lines += 1;
+            if let Ok(n) = n.trim().parse::<u32>() {
+                self.header_cpus = Some(n);
+            }
+            return Ok(());
+        }
+        let Some(pre) = parse_prefix(line) else {
+            if let Some(ev) = OUR_EVENTS.iter().find(|e| line.contains(&format!("{e}:"))) {
+                return Err(TraceError::Parse {
+                    line: lineno,
+                    event: (*ev).to_string(),
+                    expected: "an event line `COMM-PID [CPU] [FLAGS] SECS.FRAC: EVENT: FIELDS` (tracefs, trace-cmd) \
+                               or `COMM TID [CPU] SECS.FRAC: sched:EVENT: FIELDS` (perf script)"
+                        .to_string(),
+                    found: excerpt(line),
+                });
+            }
+            self.stats.other_lines += 1;
+            return Ok(());
+        };
+        if pre.pid != 0 {
+            if !pre.comm.is_empty() && pre.comm != UNKNOWN_COMM {
+                self.column_comms.insert(pre.pid, pre.comm.to_string());
+            }
+            if let Some(tgid) = pre.tgid {
+                self.table.saw_tgid(pre.pid, tgid);
+            }
+        }
+        let ev = match pre.event {
+            "sched_switch" => Some(self.switch(lineno, &pre)?),
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
+                Some(self.wakeup(lineno, &pre)?)
+            }
+            "sched_migrate_task" => Some(self.migrate(lineno, &pre)?),
+            "sched_process_fork" => Some(self.fork(lineno, &pre)?),
+            "sched_process_exit" => Some(self.exit(lineno, &pre)?),
+            "tracing_mark_write" | "print" if pre.payload.starts_with(PLACEMENT_MARK) => {
+                Some(self.placement(lineno, &pre)?)
+            }
+            _ => None,
+        };
+        match ev {
+            Some(ev) => {
+                self.stats.event_lines += 1;
+                self.events.push(ev);
+            }
+            None => {
+                *self
+                    .stats
+                    .skipped_events
+                    .entry(pre.event.to_string())
+                    .or_insert(0) += 1
+            }
+        }
+        Ok(())
+    }
+
+    fn comment(&mut self, lineno: usize, line: &str) -> Result<(), TraceError> {
+        if let Some(rest) = line.strip_prefix(THREAD_LINE) {
+            let f = Fields::new(
+                lineno,
+                "schedlab-thread header",
+                rest.trim_start(),
+                Some("comm"),
+            );
+            let pid = f.num("pid")?;
+            let tgid = f.num("tgid")?;
+            let comm = f.get("comm")?.to_string();
+            self.table.add_explicit(ThreadInfo { pid, tgid, comm });
+        } else if let Some(pos) = line.find("#P:") {
+            let digits: String = line[pos + 3..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let Ok(n) = digits.parse() {
+                self.header_cpus = Some(n);
+            }
+        }
+        Ok(())
+    }
+
+    fn switch(&mut self, lineno: usize, pre: &Prefix<'_>) -> Result<TraceEvent, TraceError> {
+        let err = |expected: &str| TraceError::Parse {
+            line: lineno,
+            event: "sched_switch".to_string(),
+            expected: expected.to_string(),
+            found: excerpt(pre.payload),
+        };
+        let (left, right) = pre
+            .payload
+            .split_once(" ==> ")
+            .ok_or_else(|| err("`PREV ==> NEXT`"))?;
+        if pre.payload.contains("prev_pid=") {
+            let l = Fields::new(lineno, "sched_switch", left, None);
+            let r = Fields::new(lineno, "sched_switch", right, None);
+            let prev_pid = l.num("prev_pid")?;
+            let next_pid = r.num("next_pid")?;
+            let state = l.get("prev_state")?;
+            let prev_state = PrevState::parse(state).ok_or_else(|| TraceError::Parse {
+                line: lineno,
+                event: "sched_switch".to_string(),
+                expected: "a task state like R, R+, S, D, I, X for `prev_state`".to_string(),
+                found: excerpt(state),
+            })?;
+            self.table.saw_comm(prev_pid, l.get("prev_comm")?);
+            self.table.saw_comm(next_pid, r.get("next_comm")?);
+            Ok(TraceEvent::Switch {
+                ts_ns: pre.ts_ns,
+                cpu: pre.cpu,
+                prev_pid,
+                prev_prio: l.num("prev_prio")?,
+                prev_state,
+                next_pid,
+                next_prio: r.num("next_prio")?,
+            })
+        } else {
+            // trace-cmd / perf plugin rendering: `comm:pid [prio] STATE ==> comm:pid [prio]`.
+            let (pc, prev_pid, prev_prio, state) = compact_task(left).ok_or_else(|| {
+                err("`prev_comm=.. prev_pid=..` or `COMM:PID [PRIO] STATE ==> ...`")
+            })?;
+            let (nc, next_pid, next_prio, _) =
+                compact_task(right).ok_or_else(|| err("`... ==> COMM:PID [PRIO]` after `==>`"))?;
+            let prev_state = PrevState::parse(state)
+                .ok_or_else(|| err("a task state like R, S, D after `[PRIO]`"))?;
+            self.table.saw_comm(prev_pid, pc);
+            self.table.saw_comm(next_pid, nc);
+            Ok(TraceEvent::Switch {
+                ts_ns: pre.ts_ns,
+                cpu: pre.cpu,
+                prev_pid,
+                prev_prio,
+                prev_state,
+                next_pid,
+                next_prio,
+            })
+        }
+    }
+
+    fn wakeup(&mut self, lineno: usize, pre: &Prefix<'_>) -> Result<TraceEvent, TraceError> {
+        let (pid, prio, target_cpu) =
+            if pre.payload.starts_with("comm=") || pre.payload.contains(" pid=") {
+                let f = Fields::new(lineno, pre.event, pre.payload, None);
+                let pid = f.num("pid")?;
+                self.table.saw_comm(pid, f.get("comm")?);
+                (pid, f.num("prio")?, f.num("target_cpu")?)
+            } else {
+                // trace-cmd: `comm:pid [prio] CPU:003` (optionally `success=1` before CPU).
+                let err = || TraceError::Parse {
+                    line: lineno,
+                    event: pre.event.to_string(),
+                    expected: "`comm=.. pid=.. prio=.. target_cpu=..` or `COMM:PID [PRIO] CPU:NNN`"
+                        .to_string(),
+                    found: excerpt(pre.payload),
+                };
+                let (comm, pid, prio, rest) = compact_task(pre.payload).ok_or_else(err)?;
+                let cpu = rest
+                    .split_whitespace()
+                    .find_map(|t| t.strip_prefix("CPU:"))
+                    .and_then(|c| c.parse().ok())
+                    .ok_or_else(err)?;
+                self.table.saw_comm(pid, comm);
+                (pid, prio, cpu)
+            };
+        let (ts_ns, cpu) = (pre.ts_ns, pre.cpu);
+        Ok(match pre.event {
+            "sched_waking" => TraceEvent::Waking {
+                ts_ns,
+                cpu,
+                pid,
+                prio,
+                target_cpu,
+            },
+            "sched_wakeup" => TraceEvent::Wakeup {
+                ts_ns,
+                cpu,
+                pid,
+                prio,
+                target_cpu,
+            },
+            _ => TraceEvent::WakeupNew {
+                ts_ns,
+                cpu,
+                pid,
+                prio,
+                target_cpu,
+            },
+        })
+    }
+
+    fn migrate(&mut self, lineno: usize, pre: &Prefix<'_>) -> Result<TraceEvent, TraceError> {
+        let f = Fields::new(lineno, pre.event, pre.payload, None);
+        let pid = f.num("pid")?;
+        self.table.saw_comm(pid, f.get("comm")?);
+        Ok(TraceEvent::MigrateTask {
+            ts_ns: pre.ts_ns,
+            cpu: pre.cpu,
+            pid,
+            prio: f.num("prio")?,
+            orig_cpu: f.num("orig_cpu")?,
+            dest_cpu: f.num("dest_cpu")?,
+        })
+    }
+
+    fn fork(&mut self, lineno: usize, pre: &Prefix<'_>) -> Result<TraceEvent, TraceError> {
+        let f = Fields::new(lineno, pre.event, pre.payload, None);
+        let parent_pid = f.num("pid")?;
+        let child_pid = f.num("child_pid")?;
+        self.table.saw_comm(parent_pid, f.get("comm")?);
+        self.table.saw_comm(child_pid, f.get("child_comm")?);
+        Ok(TraceEvent::ProcessFork {
+            ts_ns: pre.ts_ns,
+            cpu: pre.cpu,
+            parent_pid,
+            child_pid,
+        })
+    }
+
+    fn exit(&mut self, lineno: usize, pre: &Prefix<'_>) -> Result<TraceEvent, TraceError> {
+        let f = Fields::new(lineno, pre.event, pre.payload, None);
+        let pid = f.num("pid")?;
+        self.table.saw_comm(pid, f.get("comm")?);
+        Ok(TraceEvent::ProcessExit {
+            ts_ns: pre.ts_ns,
+            cpu: pre.cpu,
+            pid,
+        })
+    }
+
+    fn placement(&mut self, lineno: usize, pre: &Prefix<'_>) -> Result<TraceEvent, TraceError> {
+        let body = pre.payload[PLACEMENT_MARK.len()..].trim_start();
+        let f = Fields::new(lineno, PLACEMENT_MARK, body, Some("path"));
+        Ok(TraceEvent::Placement {
+            ts_ns: pre.ts_ns,
+            cpu: pre.cpu,
+            waker_pid: f.num("waker")?,
+            wakee_pid: f.num("wakee")?,
+            prev_cpu: f.num("prev_cpu")?,
+            target_cpu: f.num("target_cpu")?,
+            path: f.get("path")?.to_string(),
+            examined: f.num("examined")?,
+        })
+    }
+}
+
+/// `key=value` fields of an event payload. A key starts a whitespace-separated
+/// token and looks like `[a-z_][a-z0-9_]*=`; a value runs to the next key, so
+/// values may contain spaces (`comm=lto cgu.03 pid=...`). With `rest_key`, that
+/// key's value runs to the end of the text (free-text fields like `path`).
+struct Fields<'a> {
+    lineno: usize,
+    event: &'a str,
+    text: &'a str,
+    kv: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Fields<'a> {
+    fn new(lineno: usize, event: &'a str, text: &'a str, rest_key: Option<&str>) -> Fields<'a> {
+        let b = text.as_bytes();
+        // (key start, value start, key)
+        let mut keys: Vec<(usize, usize, &'a str)> = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            let at_token_start = i == 0 || matches!(b[i - 1], b' ' | b'\t');
+            if let Some(eq) = key_end(b, i).filter(|_| at_token_start) {
+                let key = &text[i..eq];
+                keys.push((i, eq + 1, key));
+                if Some(key) == rest_key {
+                    break;
+                }
+                i = eq + 1;
+                continue;
+            }
+            i += 1;
+        }
+        let mut kv = Vec::with_capacity(keys.len());
+        for (k, &(_, vstart, key)) in keys.iter().enumerate() {
+            let end = match keys.get(k + 1) {
+                Some(&(next, _, _)) => {
+                    let mut e = next;
+                    // Drop the one separator before the next key.
+                    if e > vstart && matches!(b[e - 1], b' ' | b'\t') {
+                        e -= 1;
+                    }
+                    e
+                }
+                None => text.len(),
+            };
+            let end = end.max(vstart);
+            kv.push((key, text[vstart..end].trim_end()));
+        }
+        Fields {
+            lineno,
+            event,
+            text,
+            kv,
+        }
+    }
+
+    fn get(&self, key: &str) -> Result<&'a str, TraceError> {
+        self.kv
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| TraceError::Parse {
+                line: self.lineno,
+                event: self.event.to_string(),
+                expected: format!("field `{key}=`"),
+                found: excerpt(self.text),
+            })
+    }
+
+    fn num<T: std::str::FromStr>(&self, key: &str) -> Result<T, TraceError> {
+        let v = self.get(key)?;
+        v.trim().parse::<T>().map_err(|_| TraceError::Parse {
+            line: self.lineno,
+            event: self.event.to_string(),
+            expected: format!("an integer for `{key}`"),
+            found: excerpt(v),
+        })
+    }
+}
+
+/// If a key (`[a-z_][a-z0-9_]*`) followed by `=` starts at `i`, the index of the `=`.
+fn key_end(b: &[u8], i: usize) -> Option<usize> {
+    let first = *b.get(i)?;
+    if !(first.is_ascii_lowercase() || first == b'_') {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < b.len() && (b[j].is_ascii_lowercase() || b[j].is_ascii_digit() || b[j] == b'_') {
+        j += 1;
+    }
+    (j < b.len() && b[j] == b'=').then_some(j)
+}
+
+/// Parses trace-cmd's compact task rendering `COMM:PID [PRIO] REST`, returning
+/// the comm, pid, prio and the trimmed rest (the state, `CPU:NNN`, ...).
+fn compact_task(s: &str) -> Option<(&str, u32, i32, &str)> {
+    let s = s.trim();
+    let open = s.rfind(" [")?;
+    let close = open + s[open..].find(']')?;
+    let prio = s[open + 2..close].trim().parse().ok()?;
+    let (comm, pid) = s[..open].trim_end().rsplit_once(':')?;
+    let pid = pid.parse().ok()?;
+    Some((comm.trim_start(), pid, prio, s[close + 1..].trim()))
+}
+
+/// Finds the `[CPU]` column and parses the line around it. Several `[` may
+/// occur (a comm may contain one); the first that is followed by a valid
+/// timestamp and event name wins.
+fn parse_prefix(line: &str) -> Option<Prefix<'_>> {
+    let b = line.as_bytes();
+    let mut search = 0;
+    while let Some(off) = line[search..].find('[') {
+        let open = search + off;
+        search = open + 1;
+        if open == 0 || !matches!(b[open - 1], b' ' | b'\t') {
+            continue;
+        }
+        let Some(close_off) = line[open + 1..].find(']') else {
+            break;
+        };
+        let close = open + 1 + close_off;
+        let inside = &line[open + 1..close];
+        if inside.is_empty() || !inside.bytes().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let Some((ts_ns, event, payload)) = parse_after_cpu(&line[close + 1..]) else {
+            continue;
+        };
+        let Some((comm, pid, tgid)) = parse_task(&line[..open]) else {
+            continue;
+        };
+        let Ok(cpu) = inside.parse() else { continue };
+        return Some(Prefix {
+            comm,
+            pid,
+            tgid,
+            cpu,
+            ts_ns,
+            event,
+            payload,
+        });
+    }
+    None
+}
+
+/// First whitespace-separated token and the text after it.
+fn token(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    match s.find([' ', '\t']) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    }
+}
+
+/// After `[CPU]`: an optional flags column (`d..2.`), `SECS.FRAC:`, then the
+/// event name (`sched_switch:` or perf's `sched:sched_switch:`) and payload.
+fn parse_after_cpu(rest: &str) -> Option<(u64, &str, &str)> {
+    let (tok, mut after) = token(rest);
+    let ts = match parse_ts(tok) {
+        Some(ts) => ts,
+        None => {
+            let (tok2, after2) = token(after);
+            after = after2;
+            parse_ts(tok2)?
+        }
+    };
+    // perf script may print extra columns before the event; allow a couple.
+    for _ in 0..3 {
+        let (tok, rest2) = token(after);
+        if tok.is_empty() {
+            return None;
+        }
+        if let Some(name) = tok.strip_suffix(':') {
+            let name = name.rsplit(':').next().unwrap_or(name);
+            if name.is_empty() {
+                return None;
+            }
+            return Some((ts, name, rest2.trim_start()));
+        }
+        after = rest2;
+    }
+    None
+}
+
+/// `SECS.FRAC:` (1 to 9 fraction digits) to nanoseconds.
+fn parse_ts(tok: &str) -> Option<u64> {
+    let t = tok.strip_suffix(':')?;
+    let (secs, frac) = t.split_once('.')?;
+    if secs.is_empty()
+        || frac.is_empty()
+        || frac.len() > 9
+        || !secs.bytes().all(|c| c.is_ascii_digit())
+        || !frac.bytes().all(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let secs: u64 = secs.parse().ok()?;
+    let frac_ns: u64 = frac.parse::<u64>().ok()? * 10u64.pow(9 - frac.len() as u32);
+    secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
+/// The task column before `[CPU]`: tracefs `COMM-PID` (optionally followed by
+/// a `(TGID)` column) or perf's `COMM TID` / `COMM PID/TID`.
+fn parse_task(left: &str) -> Option<(&str, u32, Option<u32>)> {
+    let mut left = left.trim();
+    let mut tgid = None;
+    if let Some(open) = left.rfind('(').filter(|_| left.ends_with(')')) {
+        let inner = left[open + 1..left.len() - 1].trim();
+        if !inner.is_empty() && inner.bytes().all(|c| c.is_ascii_digit()) {
+            tgid = inner.parse().ok();
+            left = left[..open].trim_end();
+        } else if !inner.is_empty() && inner.bytes().all(|c| c == b'-') {
+            left = left[..open].trim_end();
+        }
+    }
+    if let Some((before, last)) = left.rsplit_once([' ', '\t']) {
+        let comm = before.trim();
+        if !comm.is_empty() {
+            let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+            if all_digits(last) {
+                return Some((comm, last.parse().ok()?, tgid));
+            }
+            if let Some((p, t)) = last
+                .split_once('/')
+                .filter(|(p, t)| all_digits(p) && all_digits(t))
+            {
+                return Some((comm, t.parse().ok()?, p.parse().ok()));
+            }
+        }
+    }
+    let (comm, pid) = left.rsplit_once('-')?;
+    if pid.is_empty() || !pid.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some((comm.trim_start(), pid.parse().ok()?, tgid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_allow_spaces_in_values_and_rest_key() {
+        let f = Fields::new(
+            1,
+            "x",
+            "comm=lto cgu.03 pid=9685 prio=120 target_cpu=001",
+            None,
+        );
+        assert_eq!(f.get("comm").unwrap(), "lto cgu.03");
+        assert_eq!(f.num::<u32>("pid").unwrap(), 9685);
+        assert_eq!(f.num::<u32>("target_cpu").unwrap(), 1);
+        let f = Fields::new(1, "x", "waker=1 path=a:b c=d e", Some("path"));
+        assert_eq!(f.get("path").unwrap(), "a:b c=d e");
+        let f = Fields::new(1, "x", "waker=1 path=", Some("path"));
+        assert_eq!(f.get("path").unwrap(), "");
+        let err = Fields::new(7, "sched_waking", "comm=a pid=x", None)
+            .num::<u32>("pid")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 7: sched_waking: expected an integer for `pid`, found `x`"
+        );
+    }
+
+    #[test]
+    fn task_column_variants() {
+        assert_eq!(
+            parse_task("           bash-9711    "),
+            Some(("bash", 9711, None))
+        );
+        assert_eq!(
+            parse_task("      lto cgu.03-9685    "),
+            Some(("lto cgu.03", 9685, None))
+        );
+        assert_eq!(
+            parse_task(" memfd:sealed-91-5268    (   5268)"),
+            Some(("memfd:sealed-91", 5268, Some(5268)))
+        );
+        assert_eq!(
+            parse_task("  kworker/u4:1-events-77 (-------)"),
+            Some(("kworker/u4:1-events", 77, None))
+        );
+        assert_eq!(
+            parse_task("      lto cgu.00  9907"),
+            Some(("lto cgu.00", 9907, None))
+        );
+        assert_eq!(
+            parse_task("            perf  9905/9906 "),
+            Some(("perf", 9906, Some(9905)))
+        );
+        assert_eq!(parse_task("          <idle>-0"), Some(("<idle>", 0, None)));
+        assert_eq!(parse_task("no pid here"), None);
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(parse_ts("602.899705:"), Some(602_899_705_000));
+        assert_eq!(parse_ts("611.608906334:"), Some(611_608_906_334));
+        assert_eq!(parse_ts("1.5:"), Some(1_500_000_000));
+        assert_eq!(parse_ts("1.5"), None);
+        assert_eq!(parse_ts("1.0123456789:"), None);
+        assert_eq!(parse_ts("a.5:"), None);
+    }
+
+    #[test]
+    fn compact_rendering() {
+        assert_eq!(
+            compact_task("sleep:1234 [120] S"),
+            Some(("sleep", 1234, 120, "S"))
+        );
+        assert_eq!(
+            compact_task("kworker/u4:1:77 [120] CPU:002"),
+            Some(("kworker/u4:1", 77, 120, "CPU:002"))
+        );
+        assert_eq!(compact_task("nothing"), None);
+    }
+}

@@ -1,0 +1,1001 @@
+//! Native Perfetto protobuf output (`.pftrace`) and a decoder for the subset we
+//! write.
+//!
+//! Why native protobuf rather than JSON or text: Trace Processor turns ftrace
+//! `sched_switch` / `sched_waking` events into CPU tracks and per-thread
+//! Running/Runnable/Sleeping states, which is exactly the view a placement
+//! simulator needs, and TrackEvents let us hang schedlab's own annotations
+//! (why a wakeup went where it went) on the same timeline with flow arrows.
+//!
+//! Layout of a file written by [`write_perfetto`]:
+//!
+//! 1. sequence 1: a `CpuInfo` packet (one entry per CPU, so the CPU count
+//!    survives even for idle CPUs), then a `ProcessTree` naming every thread;
+//! 2. sequence 2: `TrackDescriptor`s — one thread track per waker / wakee that
+//!    appears in a placement, and one track per CPU for wakeups done from
+//!    idle/interrupt context (waker pid 0); the first packet clears incremental
+//!    state, later ones declare they need it, as Perfetto requires;
+//! 3. the events in time order, in chunks of [`CHUNK_EVENTS`]: for each chunk,
+//!    one `FtraceEventBundle` packet per CPU (sequence 1), then the chunk's
+//!    TrackEvents (sequence 2): an instant per placement on the waker's track
+//!    carrying the decision as debug annotations and starting a flow, and an
+//!    instant on the wakee's track at its next switch-in that ends the flow.
+//!
+//! Field numbers and their sources are listed in [`proto`].
+
+pub mod proto;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::Path;
+
+use prost::Message;
+
+use crate::{
+    DEFAULT_PRIO, PrevState, ThreadInfo, ThreadTable, Trace, TraceError, TraceEvent, idle_comm,
+};
+use proto::{
+    DebugAnnotation, FtraceEvent, FtraceEventBundle, FtraceEventData as Fe, PacketData,
+    TracePacket, TrackEvent,
+};
+
+/// Trace events per chunk; each chunk becomes one ftrace bundle per CPU.
+pub const CHUNK_EVENTS: usize = 1000;
+/// Sequence id of the ftrace / process-tree packets.
+pub const FTRACE_SEQUENCE: u32 = 1;
+/// Sequence id of the track descriptors and track events.
+pub const TRACK_SEQUENCE: u32 = 2;
+/// Category of all schedlab track events.
+pub const CATEGORY: &str = "schedlab";
+/// `kind` annotation value of a placement instant (what the decoder keys on).
+pub const KIND_PLACEMENT: &str = "placement";
+/// `kind` annotation value of the wakee's switch-in instant (flow end).
+pub const KIND_SWITCH_IN: &str = "switch_in";
+
+const THREAD_TRACK_BASE: u64 = 0x5C4E_D000_0000_0000;
+const CPU_TRACK_BASE: u64 = 0x5C4E_C000_0000_0000;
+
+/// Kernel task-state bits used in `SchedSwitchFtraceEvent.prev_state`
+/// (Linux >= 4.14 `TASK_REPORT` layout).
+fn state_bits(s: PrevState) -> i64 {
+    match s {
+        PrevState::Runnable => 0,
+        PrevState::Sleeping => 0x1,
+        PrevState::Uninterruptible => 0x2,
+        PrevState::Dead => 0x10,
+    }
+}
+
+/// Inverse of [`state_bits`], also accepting other kernel bits: zombie/dead
+/// (0x10, 0x20) → dead, D (0x2) → uninterruptible, any other sleep-like bit
+/// (S, T, t, P, I) → sleeping, none → runnable. The preemption marker
+/// (0x100 and above) is ignored.
+fn state_from_bits(v: i64) -> PrevState {
+    let v = v & 0xff;
+    if v & 0x30 != 0 {
+        PrevState::Dead
+    } else if v & 0x2 != 0 {
+        PrevState::Uninterruptible
+    } else if v != 0 {
+        PrevState::Sleeping
+    } else {
+        PrevState::Runnable
+    }
+}
+
+fn thread_track(pid: u32) -> u64 {
+    THREAD_TRACK_BASE | u64::from(pid)
+}
+
+fn cpu_track(cpu: u32) -> u64 {
+    CPU_TRACK_BASE | u64::from(cpu)
+}
+
+fn i32_of(v: u32) -> i32 {
+    // Pids and CPU ids fit in i32 on Linux; saturate rather than wrap if not.
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+struct Names<'a> {
+    comm: BTreeMap<u32, &'a str>,
+    tgid: BTreeMap<u32, u32>,
+}
+
+impl<'a> Names<'a> {
+    fn new(trace: &'a Trace) -> Names<'a> {
+        let mut comm = BTreeMap::new();
+        let mut tgid = BTreeMap::new();
+        for t in &trace.threads {
+            comm.entry(t.pid).or_insert(t.comm.as_str());
+            tgid.entry(t.pid).or_insert(t.tgid);
+        }
+        Names { comm, tgid }
+    }
+
+    /// Comm of `pid` as seen on `cpu` (idle is `swapper/cpu`).
+    fn comm_on(&self, pid: u32, cpu: u32) -> String {
+        if pid == 0 {
+            return idle_comm(cpu);
+        }
+        self.comm
+            .get(&pid)
+            .copied()
+            .unwrap_or(crate::UNKNOWN_COMM)
+            .to_string()
+    }
+
+    fn tgid(&self, pid: u32) -> u32 {
+        self.tgid.get(&pid).copied().unwrap_or(pid)
+    }
+}
+
+struct PacketSink<'w, W: Write> {
+    w: &'w mut W,
+    buf: Vec<u8>,
+    seq_started: BTreeSet<u32>,
+}
+
+impl<W: Write> PacketSink<'_, W> {
+    /// Writes one `Trace.packet` (field 1, length-delimited) so that the file
+    /// is a valid `Trace` message without building it all in memory.
+    fn emit(&mut self, mut packet: TracePacket) -> io::Result<()> {
+        if let Some(seq) = packet.trusted_packet_sequence_id {
+            if self.seq_started.insert(seq) {
+                packet.first_packet_on_sequence = Some(true);
+                if seq == TRACK_SEQUENCE {
+                    packet.sequence_flags = Some(proto::SEQ_INCREMENTAL_STATE_CLEARED);
+                }
+            } else if seq == TRACK_SEQUENCE
+                && matches!(packet.data, Some(PacketData::TrackEvent(_)))
+            {
+                packet.sequence_flags = Some(proto::SEQ_NEEDS_INCREMENTAL_STATE);
+            }
+        }
+        self.buf.clear();
+        prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut self.buf);
+        packet
+            .encode_length_delimited(&mut self.buf)
+            .map_err(io::Error::other)?;
+        self.w.write_all(&self.buf)
+    }
+}
+
+fn packet(seq: u32, ts: Option<u64>, data: PacketData) -> TracePacket {
+    TracePacket {
+        timestamp: ts,
+        trusted_packet_sequence_id: Some(seq),
+        sequence_flags: None,
+        first_packet_on_sequence: None,
+        data: Some(data),
+    }
+}
+
+/// Writes `trace` as a Perfetto protobuf trace (open it at ui.perfetto.dev).
+///
+/// Events are emitted in stable timestamp order whether or not the trace is
+/// sorted. Pid 0 entries of `trace.threads` are not exported (the UI names
+/// idle itself); pids without a thread entry are named `<...>`.
+pub fn write_perfetto(trace: &Trace, w: &mut impl Write) -> io::Result<()> {
+    let order = trace.sorted_indices();
+    let names = Names::new(trace);
+    let nr_cpus = trace.effective_nr_cpus();
+    let first_ts = order.first().map(|&i| trace.events[i].ts_ns());
+    let mut sink = PacketSink {
+        w,
+        buf: Vec::new(),
+        seq_started: BTreeSet::new(),
+    };
+
+    sink.emit(packet(
+        FTRACE_SEQUENCE,
+        None,
+        PacketData::CpuInfo(proto::CpuInfo {
+            cpus: (0..nr_cpus)
+                .map(|_| proto::Cpu {
+                    processor: Some("schedlab CPU".to_string()),
+                })
+                .collect(),
+        }),
+    ))?;
+    emit_process_tree(trace, first_ts, &mut sink)?;
+    emit_track_descriptors(trace, &names, &mut sink)?;
+
+    let mut current: Vec<u32> = vec![0; nr_cpus as usize];
+    let mut pending_flow: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut next_flow: u64 = 1;
+    for chunk in order.chunks(CHUNK_EVENTS) {
+        let mut bundles: BTreeMap<u32, Vec<FtraceEvent>> = BTreeMap::new();
+        let mut tracks: Vec<TracePacket> = Vec::new();
+        for &i in chunk {
+            let ev = &trace.events[i];
+            let cpu = ev.cpu();
+            let running = current.get(cpu as usize).copied().unwrap_or(0);
+            let (pid, data) = match ev {
+                TraceEvent::Switch {
+                    prev_pid,
+                    prev_prio,
+                    prev_state,
+                    next_pid,
+                    next_prio,
+                    ..
+                } => {
+                    if let Some(slot) = current.get_mut(cpu as usize) {
+                        *slot = *next_pid;
+                    }
+                    // Only non-idle wakees are ever pending.
+                    if let Some(flow) = pending_flow.remove(next_pid) {
+                        tracks.push(switch_in_packet(ev.ts_ns(), cpu, *next_pid, flow, &names));
+                    }
+                    let d = Fe::SchedSwitch(proto::SchedSwitchFtraceEvent {
+                        prev_comm: Some(names.comm_on(*prev_pid, cpu)),
+                        prev_pid: Some(i32_of(*prev_pid)),
+                        prev_prio: Some(*prev_prio),
+                        prev_state: Some(state_bits(*prev_state)),
+                        next_comm: Some(names.comm_on(*next_pid, cpu)),
+                        next_pid: Some(i32_of(*next_pid)),
+                        next_prio: Some(*next_prio),
+                    });
+                    (*prev_pid, d)
+                }
+                TraceEvent::Waking {
+                    pid,
+                    prio,
+                    target_cpu,
+                    ..
+                } => (
+                    running,
+                    Fe::SchedWaking(proto::SchedWakingFtraceEvent {
+                        comm: Some(names.comm_on(*pid, cpu)),
+                        pid: Some(i32_of(*pid)),
+                        prio: Some(*prio),
+                        success: None,
+                        target_cpu: Some(i32_of(*target_cpu)),
+                    }),
+                ),
+                TraceEvent::Wakeup {
+                    pid,
+                    prio,
+                    target_cpu,
+                    ..
+                } => (
+                    running,
+                    Fe::SchedWakeup(proto::SchedWakeupFtraceEvent {
+                        comm: Some(names.comm_on(*pid, cpu)),
+                        pid: Some(i32_of(*pid)),
+                        prio: Some(*prio),
+                        success: None,
+                        target_cpu: Some(i32_of(*target_cpu)),
+                    }),
+                ),
+                TraceEvent::WakeupNew {
+                    pid,
+                    prio,
+                    target_cpu,
+                    ..
+                } => (
+                    running,
+                    Fe::SchedWakeupNew(proto::SchedWakeupNewFtraceEvent {
+                        comm: Some(names.comm_on(*pid, cpu)),
+                        pid: Some(i32_of(*pid)),
+                        prio: Some(*prio),
+                        success: None,
+                        target_cpu: Some(i32_of(*target_cpu)),
+                    }),
+                ),
+                TraceEvent::MigrateTask {
+                    pid,
+                    prio,
+                    orig_cpu,
+                    dest_cpu,
+                    ..
+                } => (
+                    running,
+                    Fe::SchedMigrateTask(proto::SchedMigrateTaskFtraceEvent {
+                        comm: Some(names.comm_on(*pid, cpu)),
+                        pid: Some(i32_of(*pid)),
+                        prio: Some(*prio),
+                        orig_cpu: Some(i32_of(*orig_cpu)),
+                        dest_cpu: Some(i32_of(*dest_cpu)),
+                    }),
+                ),
+                TraceEvent::ProcessFork {
+                    parent_pid,
+                    child_pid,
+                    ..
+                } => (
+                    *parent_pid,
+                    Fe::SchedProcessFork(proto::SchedProcessForkFtraceEvent {
+                        parent_comm: Some(names.comm_on(*parent_pid, cpu)),
+                        parent_pid: Some(i32_of(*parent_pid)),
+                        child_comm: Some(names.comm_on(*child_pid, cpu)),
+                        child_pid: Some(i32_of(*child_pid)),
+                    }),
+                ),
+                TraceEvent::ProcessExit { pid, .. } => (
+                    *pid,
+                    Fe::SchedProcessExit(proto::SchedProcessExitFtraceEvent {
+                        comm: Some(names.comm_on(*pid, cpu)),
+                        pid: Some(i32_of(*pid)),
+                        tgid: Some(i32_of(names.tgid(*pid))),
+                        prio: Some(DEFAULT_PRIO),
+                    }),
+                ),
+                TraceEvent::Placement {
+                    waker_pid,
+                    wakee_pid,
+                    prev_cpu,
+                    target_cpu,
+                    path,
+                    examined,
+                    ..
+                } => {
+                    let flow = next_flow;
+                    next_flow += 1;
+                    if *wakee_pid != 0 {
+                        pending_flow.insert(*wakee_pid, flow);
+                    }
+                    let track = if *waker_pid == 0 {
+                        cpu_track(cpu)
+                    } else {
+                        thread_track(*waker_pid)
+                    };
+                    let te = TrackEvent {
+                        debug_annotations: vec![
+                            DebugAnnotation::string("kind", KIND_PLACEMENT),
+                            DebugAnnotation::uint("cpu", cpu.into()),
+                            DebugAnnotation::uint("waker_pid", (*waker_pid).into()),
+                            DebugAnnotation::uint("wakee_pid", (*wakee_pid).into()),
+                            DebugAnnotation::uint("prev_cpu", (*prev_cpu).into()),
+                            DebugAnnotation::uint("target_cpu", (*target_cpu).into()),
+                            DebugAnnotation::uint("examined", (*examined).into()),
+                            DebugAnnotation::string("path", path),
+                        ],
+                        r#type: Some(proto::TRACK_EVENT_TYPE_INSTANT),
+                        track_uuid: Some(track),
+                        categories: vec![CATEGORY.to_string()],
+                        name: Some(format!(
+                            "place {}:{} cpu{}->cpu{}",
+                            names.comm_on(*wakee_pid, cpu),
+                            wakee_pid,
+                            prev_cpu,
+                            target_cpu
+                        )),
+                        flow_ids: vec![flow],
+                        terminating_flow_ids: Vec::new(),
+                    };
+                    tracks.push(packet(
+                        TRACK_SEQUENCE,
+                        Some(ev.ts_ns()),
+                        PacketData::TrackEvent(te),
+                    ));
+                    continue;
+                }
+            };
+            bundles.entry(cpu).or_default().push(FtraceEvent {
+                timestamp: Some(ev.ts_ns()),
+                pid: Some(pid),
+                event: Some(data),
+            });
+        }
+        for (cpu, event) in bundles {
+            sink.emit(packet(
+                FTRACE_SEQUENCE,
+                None,
+                PacketData::FtraceEvents(FtraceEventBundle {
+                    cpu: Some(cpu),
+                    event,
+                }),
+            ))?;
+        }
+        for p in tracks {
+            sink.emit(p)?;
+        }
+    }
+    Ok(())
+}
+
+fn switch_in_packet(ts: u64, cpu: u32, pid: u32, flow: u64, names: &Names<'_>) -> TracePacket {
+    let te = TrackEvent {
+        debug_annotations: vec![
+            DebugAnnotation::string("kind", KIND_SWITCH_IN),
+            DebugAnnotation::uint("cpu", cpu.into()),
+            DebugAnnotation::uint("pid", pid.into()),
+        ],
+        r#type: Some(proto::TRACK_EVENT_TYPE_INSTANT),
+        track_uuid: Some(thread_track(pid)),
+        categories: vec![CATEGORY.to_string()],
+        name: Some(format!(
+            "run {}:{} on cpu{}",
+            names.comm_on(pid, cpu),
+            pid,
+            cpu
+        )),
+        flow_ids: Vec::new(),
+        terminating_flow_ids: vec![flow],
+    };
+    packet(TRACK_SEQUENCE, Some(ts), PacketData::TrackEvent(te))
+}
+
+fn emit_process_tree<W: Write>(
+    trace: &Trace,
+    ts: Option<u64>,
+    sink: &mut PacketSink<'_, W>,
+) -> io::Result<()> {
+    let threads: Vec<&ThreadInfo> = trace.threads.iter().filter(|t| t.pid != 0).collect();
+    if threads.is_empty() {
+        return Ok(());
+    }
+    let mut seen = BTreeSet::new();
+    let mut processes = Vec::new();
+    for t in &threads {
+        if seen.insert(t.tgid) {
+            let leader = threads.iter().find(|x| x.pid == t.tgid).unwrap_or(t);
+            processes.push(proto::Process {
+                pid: Some(i32_of(t.tgid)),
+                ppid: None,
+                cmdline: vec![leader.comm.clone()],
+            });
+        }
+    }
+    let tree = proto::ProcessTree {
+        processes,
+        threads: threads
+            .iter()
+            .map(|t| proto::Thread {
+                tid: Some(i32_of(t.pid)),
+                name: Some(t.comm.clone()),
+                tgid: Some(i32_of(t.tgid)),
+            })
+            .collect(),
+    };
+    sink.emit(packet(FTRACE_SEQUENCE, ts, PacketData::ProcessTree(tree)))
+}
+
+fn emit_track_descriptors<W: Write>(
+    trace: &Trace,
+    names: &Names<'_>,
+    sink: &mut PacketSink<'_, W>,
+) -> io::Result<()> {
+    let mut thread_tracks = BTreeSet::new();
+    let mut cpu_tracks = BTreeSet::new();
+    for ev in &trace.events {
+        if let TraceEvent::Placement {
+            cpu,
+            waker_pid,
+            wakee_pid,
+            ..
+        } = ev
+        {
+            if *waker_pid == 0 {
+                cpu_tracks.insert(*cpu);
+            } else {
+                thread_tracks.insert(*waker_pid);
+            }
+            if *wakee_pid != 0 {
+                thread_tracks.insert(*wakee_pid);
+            }
+        }
+    }
+    for cpu in cpu_tracks {
+        sink.emit(packet(
+            TRACK_SEQUENCE,
+            None,
+            PacketData::TrackDescriptor(proto::TrackDescriptor {
+                uuid: Some(cpu_track(cpu)),
+                name: Some(format!("cpu{cpu} wakeups from idle/irq")),
+                thread: None,
+                parent_uuid: None,
+            }),
+        ))?;
+    }
+    for pid in thread_tracks {
+        sink.emit(packet(
+            TRACK_SEQUENCE,
+            None,
+            PacketData::TrackDescriptor(proto::TrackDescriptor {
+                uuid: Some(thread_track(pid)),
+                name: None,
+                thread: Some(proto::ThreadDescriptor {
+                    pid: Some(i32_of(names.tgid(pid))),
+                    tid: Some(i64::from(pid)),
+                    thread_name: Some(names.comm_on(pid, 0)),
+                }),
+                parent_uuid: None,
+            }),
+        ))?;
+    }
+    Ok(())
+}
+
+/// Writes `trace` to the file at `path` as Perfetto protobuf.
+pub fn write_perfetto_file(trace: &Trace, path: &Path) -> Result<(), TraceError> {
+    let io_err = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::create(path).map_err(io_err)?;
+    let mut w = io::BufWriter::new(f);
+    write_perfetto(trace, &mut w).map_err(io_err)?;
+    w.flush().map_err(io_err)
+}
+
+/// Reads a Perfetto file written by [`write_perfetto`] (or any trace with
+/// ftrace sched events in this subset) back into a [`Trace`].
+pub fn read_perfetto_file(path: &Path) -> Result<Trace, TraceError> {
+    let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode_perfetto(&bytes).map_err(|e| e.in_file(path))
+}
+
+struct Ctx {
+    packet: usize,
+}
+
+impl Ctx {
+    fn err(&self, what: impl Into<String>) -> TraceError {
+        TraceError::Perfetto {
+            packet: self.packet,
+            what: what.into(),
+        }
+    }
+
+    /// A non-negative id field (pid / CPU); missing means 0 as in proto2.
+    fn id(&self, v: Option<i32>, field: &str) -> Result<u32, TraceError> {
+        let v = v.unwrap_or(0);
+        u32::try_from(v).map_err(|_| self.err(format!("`{field}` is negative ({v})")))
+    }
+}
+
+/// Decodes a Perfetto protobuf trace into a [`Trace`].
+///
+/// Reads ftrace sched events (switch, waking, wakeup, wakeup_new,
+/// migrate_task, process_fork/exit), thread names from `ProcessTree` (names of
+/// other pids are inferred from event comm fields), the CPU count from
+/// `CpuInfo` (else the largest CPU seen + 1), and schedlab placement
+/// instants. Other packets and events are skipped. The result is sorted by
+/// timestamp (stable: bundle order, then track events).
+pub fn decode_perfetto(bytes: &[u8]) -> Result<Trace, TraceError> {
+    let t = proto::Trace::decode(bytes)?;
+    let mut events: Vec<TraceEvent> = Vec::new();
+    let mut table = ThreadTable::default();
+    let mut cpu_info: Option<u32> = None;
+    for (pi, p) in t.packet.iter().enumerate() {
+        let ctx = Ctx { packet: pi };
+        match &p.data {
+            Some(PacketData::FtraceEvents(b)) => {
+                let cpu = b
+                    .cpu
+                    .ok_or_else(|| ctx.err("ftrace_events bundle has no `cpu`"))?;
+                for (ei, fe) in b.event.iter().enumerate() {
+                    let ts_ns = fe
+                        .timestamp
+                        .ok_or_else(|| ctx.err(format!("ftrace event {ei} has no `timestamp`")))?;
+                    if let Some(ev) = decode_ftrace_event(&ctx, ts_ns, cpu, fe, &mut table)? {
+                        events.push(ev);
+                    }
+                }
+            }
+            Some(PacketData::ProcessTree(tree)) => {
+                for th in &tree.threads {
+                    let pid = ctx.id(th.tid, "tid")?;
+                    let tgid = match th.tgid {
+                        Some(_) => ctx.id(th.tgid, "tgid")?,
+                        None => pid,
+                    };
+                    if pid != 0 {
+                        table.add_explicit(ThreadInfo {
+                            pid,
+                            tgid,
+                            comm: th.name.clone().unwrap_or_default(),
+                        });
+                    }
+                }
+            }
+            Some(PacketData::CpuInfo(ci)) => {
+                cpu_info = Some(
+                    u32::try_from(ci.cpus.len())
+                        .map_err(|_| ctx.err("too many CPUs in cpu_info"))?,
+                );
+            }
+            Some(PacketData::TrackEvent(te)) => {
+                if let Some(ev) = decode_placement(&ctx, p.timestamp, te)? {
+                    events.push(ev);
+                }
+            }
+            Some(PacketData::TrackDescriptor(_)) | None => {}
+        }
+    }
+    let mut trace = Trace {
+        nr_cpus: 0,
+        threads: table.finish(),
+        events,
+    };
+    trace.sort();
+    trace.nr_cpus = cpu_info.unwrap_or(0).max(trace.effective_nr_cpus());
+    Ok(trace)
+}
+
+fn decode_ftrace_event(
+    ctx: &Ctx,
+    ts_ns: u64,
+    cpu: u32,
+    fe: &FtraceEvent,
+    table: &mut ThreadTable,
+) -> Result<Option<TraceEvent>, TraceError> {
+    let prio = |p: Option<i32>| p.unwrap_or(DEFAULT_PRIO);
+    let mut comm = |pid: u32, c: &Option<String>| {
+        if let Some(c) = c {
+            table.saw_comm(pid, c);
+        }
+    };
+    let ev = match &fe.event {
+        Some(Fe::SchedSwitch(s)) => {
+            let prev_pid = ctx.id(s.prev_pid, "prev_pid")?;
+            let next_pid = ctx.id(s.next_pid, "next_pid")?;
+            comm(prev_pid, &s.prev_comm);
+            comm(next_pid, &s.next_comm);
+            TraceEvent::Switch {
+                ts_ns,
+                cpu,
+                prev_pid,
+                prev_prio: prio(s.prev_prio),
+                prev_state: state_from_bits(s.prev_state.unwrap_or(0)),
+                next_pid,
+                next_prio: prio(s.next_prio),
+            }
+        }
+        Some(Fe::SchedWaking(s)) => {
+            let pid = ctx.id(s.pid, "pid")?;
+            comm(pid, &s.comm);
+            let target_cpu = ctx.id(s.target_cpu, "target_cpu")?;
+            TraceEvent::Waking {
+                ts_ns,
+                cpu,
+                pid,
+                prio: prio(s.prio),
+                target_cpu,
+            }
+        }
+        Some(Fe::SchedWakeup(s)) => {
+            let pid = ctx.id(s.pid, "pid")?;
+            comm(pid, &s.comm);
+            let target_cpu = ctx.id(s.target_cpu, "target_cpu")?;
+            TraceEvent::Wakeup {
+                ts_ns,
+                cpu,
+                pid,
+                prio: prio(s.prio),
+                target_cpu,
+            }
+        }
+        Some(Fe::SchedWakeupNew(s)) => {
+            let pid = ctx.id(s.pid, "pid")?;
+            comm(pid, &s.comm);
+            let target_cpu = ctx.id(s.target_cpu, "target_cpu")?;
+            TraceEvent::WakeupNew {
+                ts_ns,
+                cpu,
+                pid,
+                prio: prio(s.prio),
+                target_cpu,
+            }
+        }
+        Some(Fe::SchedMigrateTask(s)) => {
+            let pid = ctx.id(s.pid, "pid")?;
+            comm(pid, &s.comm);
+            TraceEvent::MigrateTask {
+                ts_ns,
+                cpu,
+                pid,
+                prio: prio(s.prio),
+                orig_cpu: ctx.id(s.orig_cpu, "orig_cpu")?,
+                dest_cpu: ctx.id(s.dest_cpu, "dest_cpu")?,
+            }
+        }
+        Some(Fe::SchedProcessFork(s)) => {
+            let parent_pid = ctx.id(s.parent_pid, "parent_pid")?;
+            let child_pid = ctx.id(s.child_pid, "child_pid")?;
+            comm(parent_pid, &s.parent_comm);
+            comm(child_pid, &s.child_comm);
+            TraceEvent::ProcessFork {
+                ts_ns,
+                cpu,
+                parent_pid,
+                child_pid,
+            }
+        }
+        Some(Fe::SchedProcessExit(s)) => {
+            let pid = ctx.id(s.pid, "pid")?;
+            comm(pid, &s.comm);
+            if s.tgid.is_some() {
+                table.saw_tgid(pid, ctx.id(s.tgid, "tgid")?);
+            }
+            TraceEvent::ProcessExit { ts_ns, cpu, pid }
+        }
+        None => return Ok(None),
+    };
+    Ok(Some(ev))
+}
+
+fn decode_placement(
+    ctx: &Ctx,
+    ts: Option<u64>,
+    te: &TrackEvent,
+) -> Result<Option<TraceEvent>, TraceError> {
+    let find = |name: &str| {
+        te.debug_annotations
+            .iter()
+            .find(|a| a.name.as_deref() == Some(name))
+    };
+    if find("kind").and_then(|a| a.string_value.as_deref()) != Some(KIND_PLACEMENT) {
+        return Ok(None);
+    }
+    let uint = |name: &str| -> Result<u32, TraceError> {
+        let a =
+            find(name).ok_or_else(|| ctx.err(format!("placement lacks annotation `{name}`")))?;
+        let v = a
+            .uint_value
+            .or_else(|| a.int_value.and_then(|i| u64::try_from(i).ok()))
+            .ok_or_else(|| {
+                ctx.err(format!(
+                    "placement annotation `{name}` is not a non-negative integer"
+                ))
+            })?;
+        u32::try_from(v).map_err(|_| {
+            ctx.err(format!(
+                "placement annotation `{name}` = {v} is out of range"
+            ))
+        })
+    };
+    let path = find("path")
+        .and_then(|a| a.string_value.clone())
+        .ok_or_else(|| ctx.err("placement lacks string annotation `path`"))?;
+    Ok(Some(TraceEvent::Placement {
+        ts_ns: ts.ok_or_else(|| ctx.err("placement track event has no packet `timestamp`"))?,
+        cpu: uint("cpu")?,
+        waker_pid: uint("waker_pid")?,
+        wakee_pid: uint("wakee_pid")?,
+        prev_cpu: uint("prev_cpu")?,
+        target_cpu: uint("target_cpu")?,
+        path,
+        examined: uint("examined")?,
+    }))
+}
+
+/// Renders the packets of a Perfetto trace (our subset) as stable,
+/// line-oriented text: one line per packet and per ftrace event, fields in
+/// proto order, absent fields omitted. Used by golden tests and handy for
+/// eyeballing what a `.pftrace` contains without the UI.
+pub fn dump_text(bytes: &[u8]) -> Result<String, TraceError> {
+    let t = proto::Trace::decode(bytes)?;
+    let mut s = String::new();
+    for (i, p) in t.packet.iter().enumerate() {
+        let _ = write!(s, "packet {i}");
+        if let Some(seq) = p.trusted_packet_sequence_id {
+            let _ = write!(s, " seq={seq}");
+        }
+        if let Some(f) = p.sequence_flags {
+            let _ = write!(s, " flags={f}");
+        }
+        if p.first_packet_on_sequence == Some(true) {
+            s.push_str(" first");
+        }
+        if let Some(ts) = p.timestamp {
+            let _ = write!(s, " ts={ts}");
+        }
+        match &p.data {
+            None => s.push_str(" (no data)\n"),
+            Some(PacketData::CpuInfo(ci)) => {
+                let _ = writeln!(s, " cpu_info cpus={}", ci.cpus.len());
+            }
+            Some(PacketData::ProcessTree(tree)) => {
+                s.push_str(" process_tree\n");
+                for pr in &tree.processes {
+                    let _ = writeln!(s, "  process pid={} cmdline={:?}", opt(pr.pid), pr.cmdline);
+                }
+                for th in &tree.threads {
+                    let _ = writeln!(
+                        s,
+                        "  thread tid={} tgid={} name={:?}",
+                        opt(th.tid),
+                        opt(th.tgid),
+                        th.name.as_deref().unwrap_or("")
+                    );
+                }
+            }
+            Some(PacketData::TrackDescriptor(d)) => {
+                let _ = write!(s, " track_descriptor uuid={:#x}", d.uuid.unwrap_or(0));
+                if let Some(n) = &d.name {
+                    let _ = write!(s, " name={n:?}");
+                }
+                if let Some(th) = &d.thread {
+                    let _ = write!(
+                        s,
+                        " thread(pid={} tid={} name={:?})",
+                        opt(th.pid),
+                        opt(th.tid),
+                        th.thread_name.as_deref().unwrap_or("")
+                    );
+                }
+                s.push('\n');
+            }
+            Some(PacketData::TrackEvent(te)) => {
+                let _ = write!(
+                    s,
+                    " track_event type={} track={:#x} categories={:?} name={:?}",
+                    opt(te.r#type),
+                    te.track_uuid.unwrap_or(0),
+                    te.categories,
+                    te.name.as_deref().unwrap_or("")
+                );
+                if !te.flow_ids.is_empty() {
+                    let _ = write!(s, " flow_ids={:?}", te.flow_ids);
+                }
+                if !te.terminating_flow_ids.is_empty() {
+                    let _ = write!(s, " terminating_flow_ids={:?}", te.terminating_flow_ids);
+                }
+                s.push('\n');
+                for a in &te.debug_annotations {
+                    let name = a.name.as_deref().unwrap_or("?");
+                    if let Some(v) = a.uint_value {
+                        let _ = writeln!(s, "  {name}={v}");
+                    } else if let Some(v) = a.int_value {
+                        let _ = writeln!(s, "  {name}={v}i");
+                    } else if let Some(v) = &a.string_value {
+                        let _ = writeln!(s, "  {name}={v:?}");
+                    } else {
+                        let _ = writeln!(s, "  {name}=(none)");
+                    }
+                }
+            }
+            Some(PacketData::FtraceEvents(b)) => {
+                let _ = writeln!(
+                    s,
+                    " ftrace_events cpu={} events={}",
+                    opt(b.cpu),
+                    b.event.len()
+                );
+                for fe in &b.event {
+                    let _ = write!(s, "  ts={} pid={} ", opt(fe.timestamp), opt(fe.pid));
+                    dump_ftrace(&mut s, fe);
+                    s.push('\n');
+                }
+            }
+        }
+    }
+    Ok(s)
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn optc(v: &Option<String>) -> String {
+    format!("{:?}", v.as_deref().unwrap_or(""))
+}
+
+fn dump_ftrace(s: &mut String, fe: &FtraceEvent) {
+    let _ = match &fe.event {
+        None => write!(s, "(unknown event)"),
+        Some(Fe::SchedSwitch(e)) => write!(
+            s,
+            "sched_switch prev_comm={} prev_pid={} prev_prio={} prev_state={} next_comm={} next_pid={} next_prio={}",
+            optc(&e.prev_comm),
+            opt(e.prev_pid),
+            opt(e.prev_prio),
+            opt(e.prev_state),
+            optc(&e.next_comm),
+            opt(e.next_pid),
+            opt(e.next_prio)
+        ),
+        Some(Fe::SchedWaking(e)) => write!(
+            s,
+            "sched_waking comm={} pid={} prio={} target_cpu={}",
+            optc(&e.comm),
+            opt(e.pid),
+            opt(e.prio),
+            opt(e.target_cpu)
+        ),
+        Some(Fe::SchedWakeup(e)) => write!(
+            s,
+            "sched_wakeup comm={} pid={} prio={} target_cpu={}",
+            optc(&e.comm),
+            opt(e.pid),
+            opt(e.prio),
+            opt(e.target_cpu)
+        ),
+        Some(Fe::SchedWakeupNew(e)) => write!(
+            s,
+            "sched_wakeup_new comm={} pid={} prio={} target_cpu={}",
+            optc(&e.comm),
+            opt(e.pid),
+            opt(e.prio),
+            opt(e.target_cpu)
+        ),
+        Some(Fe::SchedMigrateTask(e)) => write!(
+            s,
+            "sched_migrate_task comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
+            optc(&e.comm),
+            opt(e.pid),
+            opt(e.prio),
+            opt(e.orig_cpu),
+            opt(e.dest_cpu)
+        ),
+        Some(Fe::SchedProcessFork(e)) => write!(
+            s,
+            "sched_process_fork parent_comm={} parent_pid={} child_comm={} child_pid={}",
+            optc(&e.parent_comm),
+            opt(e.parent_pid),
+            optc(&e.child_comm),
+            opt(e.child_pid)
+        ),
+        Some(Fe::SchedProcessExit(e)) => write!(
+            s,
+            "sched_process_exit comm={} pid={} tgid={} prio={}",
+            optc(&e.comm),
+            opt(e.pid),
+            opt(e.tgid),
+            opt(e.prio)
+        ),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_bits_round_trip_and_kernel_bits() {
+        for s in [
+            PrevState::Runnable,
+            PrevState::Sleeping,
+            PrevState::Uninterruptible,
+            PrevState::Dead,
+        ] {
+            assert_eq!(state_from_bits(state_bits(s)), s);
+        }
+        assert_eq!(state_from_bits(0x100), PrevState::Runnable); // R+ (preempted)
+        assert_eq!(state_from_bits(0x80), PrevState::Sleeping); // I (idle kthread)
+        assert_eq!(state_from_bits(0x20), PrevState::Dead); // Z
+        assert_eq!(state_from_bits(0x2 | 0x100), PrevState::Uninterruptible);
+    }
+
+    #[test]
+    fn garbage_is_a_decode_error_not_a_panic() {
+        let err = decode_perfetto(&[0x0a, 0xff, 0xff]).unwrap_err();
+        assert!(matches!(err, TraceError::Decode(_)), "{err}");
+    }
+
+    #[test]
+    fn negative_pid_is_reported_with_packet_index() {
+        let p = TracePacket {
+            timestamp: None,
+            trusted_packet_sequence_id: Some(1),
+            sequence_flags: None,
+            first_packet_on_sequence: None,
+            data: Some(PacketData::FtraceEvents(FtraceEventBundle {
+                cpu: Some(0),
+                event: vec![FtraceEvent {
+                    timestamp: Some(5),
+                    pid: Some(1),
+                    event: Some(Fe::SchedWaking(proto::SchedWakingFtraceEvent {
+                        comm: None,
+                        pid: Some(-4),
+                        prio: None,
+                        success: None,
+                        target_cpu: Some(0),
+                    })),
+                }],
+            })),
+        };
+        let bytes = proto::Trace { packet: vec![p] }.encode_to_vec();
+        let err = decode_perfetto(&bytes).unwrap_err().to_string();
+        assert!(
+            err.contains("packet 0") && err.contains("`pid` is negative (-4)"),
+            "{err}"
+        );
+    }
+}
