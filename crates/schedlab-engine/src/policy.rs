@@ -394,15 +394,10 @@ impl<'a> SchedView<'a> {
         match self.cfg.load_signal {
             LoadSignal::Instant => c.runnable_weight,
             LoadSignal::PeltRunnable => {
-                // Runnable-only: the aggregate of tasks runnable here now.
-                let mut s = 0.0;
-                if let Some(t) = c.curr {
-                    s += self.task_load_f(t);
-                }
-                for &(_, t) in &c.rq.tree {
-                    s += self.task_load_f(t);
-                }
-                s.round() as u64
+                // runnable_load_avg: the aggregate of the tasks runnable here now.
+                let mut sig = c.runnable;
+                sig.advance(self.now, c.runnable_weight as f64);
+                (sig.sum / pelt::divider(self.now)).round() as u64
             }
             LoadSignal::PeltBlocked => {
                 let mut sig = c.load;

@@ -728,6 +728,7 @@ impl Simulation {
         self.sync_task_pelt(t);
         self.sync_cpu_pelt(cpu);
         let w = self.tasks[t].weight;
+        let rl = self.tasks[t].load.sum * w as f64;
         let (ls, us) = (self.tasks[t].load.sum, self.tasks[t].util.sum);
         let c = &mut self.cpus[cpu];
         c.nr_running -= 1;
@@ -735,6 +736,7 @@ impl Simulation {
             self.nr_overloaded -= 1;
         }
         c.runnable_weight -= w;
+        c.runnable.sum = (c.runnable.sum - rl).max(0.0);
         c.load.sum = (c.load.sum - ls * w as f64).max(0.0);
         c.util.sum = (c.util.sum - us).max(0.0);
         self.tasks[t].state = TaskState::Dead;
@@ -769,7 +771,7 @@ impl Simulation {
         c.load.advance(now, c.runnable_weight as f64);
         c.util
             .advance(now, if c.curr.is_some() { 1.0 } else { 0.0 });
-        c.runnable.advance(now, c.nr_running as f64);
+        c.runnable.advance(now, c.runnable_weight as f64);
     }
 
     fn sync_task_pelt(&mut self, t: TaskId) {
@@ -1037,6 +1039,7 @@ impl Simulation {
                 // DELAY_DEQUEUE: a delayed task picked is finally dequeued, not run.
                 self.sync_task_pelt(next);
                 self.sync_cpu_pelt(cpu);
+                let rl = self.tasks[next].load.sum * self.tasks[next].weight as f64;
                 let t = &mut self.tasks[next];
                 t.delayed = false;
                 self.cpus[cpu].nr_delayed -= 1;
@@ -1047,6 +1050,7 @@ impl Simulation {
                     self.nr_overloaded -= 1;
                 }
                 c.runnable_weight -= w;
+                c.runnable.sum = (c.runnable.sum - rl).max(0.0);
                 self.save_lag(cpu, next);
                 continue;
             }
@@ -1339,6 +1343,7 @@ impl Simulation {
         self.rq_remove(from, t);
         self.save_lag(from, t);
         let w = self.tasks[t].weight;
+        let rl = self.tasks[t].load.sum * w as f64;
         {
             let c = &mut self.cpus[from];
             c.nr_running -= 1;
@@ -1346,6 +1351,7 @@ impl Simulation {
                 self.nr_overloaded -= 1;
             }
             c.runnable_weight -= w;
+            c.runnable.sum = (c.runnable.sum - rl).max(0.0);
         }
         self.migrate_task(t, to, true);
         {
@@ -1355,6 +1361,7 @@ impl Simulation {
                 self.nr_overloaded += 1;
             }
             c.runnable_weight += w;
+            c.runnable.sum = (c.runnable.sum + rl).max(0.0);
         }
         if self.cfg.class == ClassKind::Eevdf {
             self.place_entity(to, t, false);
@@ -1598,6 +1605,7 @@ impl Simulation {
         self.sync_cpu_pelt(cpu);
         self.place_entity(cpu, p, initial);
         let w = self.tasks[p].weight;
+        let rl = self.tasks[p].load.sum * w as f64;
         {
             let c = &mut self.cpus[cpu];
             c.nr_running += 1;
@@ -1605,6 +1613,7 @@ impl Simulation {
                 self.nr_overloaded += 1;
             }
             c.runnable_weight += w;
+            c.runnable.sum = (c.runnable.sum + rl).max(0.0);
         }
         self.tasks[p].state = TaskState::Queued(cpu);
         self.tasks[p].runnable_since = self.now;
@@ -1692,12 +1701,14 @@ impl Simulation {
         }
         self.save_lag(cpu, t);
         let weight = self.tasks[t].weight;
+        let rl = self.tasks[t].load.sum * weight as f64;
         let c = &mut self.cpus[cpu];
         c.nr_running -= 1;
         if c.nr_running == 1 {
             self.nr_overloaded -= 1;
         }
         c.runnable_weight -= weight;
+        c.runnable.sum = (c.runnable.sum - rl).max(0.0);
         self.tasks[t].state = TaskState::Sleeping(w);
     }
 
@@ -2212,6 +2223,42 @@ impl Simulation {
                 return Err(format!(
                     "cpu {c}: busy+idle {accounted} != elapsed {}",
                     self.now
+                ));
+            }
+        }
+        // PELT: a CPU's sums are exactly the sums of its tasks' (up to float rounding).
+        for c in 0..n {
+            let (mut load, mut rload, mut util) = (0.0, 0.0, 0.0);
+            for t in self
+                .tasks
+                .iter()
+                .filter(|t| t.cpu == c && t.state != TaskState::Dead)
+            {
+                let (runnable, running) = match t.state {
+                    TaskState::Running(_) => (1.0, 1.0),
+                    TaskState::Queued(_) => (1.0, 0.0),
+                    _ if t.delayed => (1.0, 0.0),
+                    _ => (0.0, 0.0),
+                };
+                let (mut l, mut u) = (t.load, t.util);
+                l.advance(self.now, runnable);
+                u.advance(self.now, running);
+                load += l.sum * t.weight as f64;
+                util += u.sum;
+                if runnable > 0.0 {
+                    rload += l.sum * t.weight as f64;
+                }
+            }
+            let cpu = &self.cpus[c];
+            let (mut cl, mut cu, mut cr) = (cpu.load, cpu.util, cpu.runnable);
+            cl.advance(self.now, cpu.runnable_weight as f64);
+            cu.advance(self.now, if cpu.curr.is_some() { 1.0 } else { 0.0 });
+            cr.advance(self.now, cpu.runnable_weight as f64);
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e3);
+            if !close(load, cl.sum) || !close(util, cu.sum) || !close(rload, cr.sum) {
+                return Err(format!(
+                    "cpu {c}: PELT sums (load {:.1}, util {:.1}, runnable {:.1}) != sums of its tasks ({load:.1}, {util:.1}, {rload:.1})",
+                    cl.sum, cu.sum, cr.sum
                 ));
             }
         }

@@ -166,7 +166,7 @@ pub struct Cpu {
     pub busy_ns: u64,
     pub idle_ns: u64,
     pub prev_mm: Option<u32>,
-    // PELT of the CPU: weighted runnable load, running time, runnable count.
+    // PELT of the CPU: load incl. blocked tasks, running time, load of runnable tasks only.
     pub load: Signal,
     pub util: Signal,
     pub runnable: Signal,

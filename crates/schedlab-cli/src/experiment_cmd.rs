@@ -1,0 +1,320 @@
+//! `schedlab run`, `schedlab compare` and `schedlab merge`.
+
+use crate::topo_cmd::TopologyArgs;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use schedlab_experiment::plan::{Experiment, Plan, RunKey, parse_shard, shard_from_env};
+use schedlab_experiment::report::CompareReport;
+use schedlab_experiment::runner::{ExecOptions, Machine, run_one};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Default workload of `run` and `compare` (short, and sensitive to placement).
+pub const DEFAULT_WORKLOAD: &str = "tbench:clients=4,duration=200ms";
+/// Default variant of `run`.
+pub const DEFAULT_VARIANT: &str = "linux-6.6";
+
+/// Options shared by run and compare.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    topology: TopologyArgs,
+    /// Workload spec NAME[:key=value,...] (see `schedlab workloads`).
+    #[arg(short = 'w', long = "workload")]
+    workload: Option<String>,
+    /// Machine profile TOML (default: the preset's built-in profile; see `schedlab host calibrate`).
+    #[arg(long)]
+    profile: Option<PathBuf>,
+    /// Repetitions (seeds) per variant and point.
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Base seed: repetition k uses a seed derived from (seed, k), the same for every variant.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write one run as a trace: FILE.pftrace (Perfetto) or FILE.txt (ftrace text).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+}
+
+/// `schedlab run`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  schedlab run\n  schedlab run -t westmere-2s20c -w hackbench:groups=10,loops=100 -v linux-3.10\n  \
+schedlab run -w pipe:loops=100000 -v linux-6.6,NO_SIS_UTIL,SIS_PROP --trace pipe.pftrace")]
+pub struct RunArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Policy variant POLICY[,SWITCH]... (see `schedlab policies`).
+    #[arg(short = 'v', long = "variant", default_value = DEFAULT_VARIANT)]
+    variant: String,
+    /// Print the result and counters as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `schedlab compare`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  schedlab compare\n  \
+schedlab compare -t xeon-2s12c -w tbench:duration=300ms -v linux-4.6 -v linux-4.6,NO_OLD_IDLE,NO_ORDER_IDLE,IDLE_CORE,IDLE_CPU,IDLE_SMT --sweep clients=8,16,32 --reps 5\n  \
+schedlab compare experiments/r1-wakeup-buddy.toml --jobs 2 --out r1.jsonl --plot r1.svg --report r1.html\n  \
+schedlab compare experiments/r1-wakeup-buddy.toml --shard 1/4 --out shard1.jsonl   # then: schedlab merge shard*.jsonl")]
+pub struct CompareArgs {
+    /// An experiment TOML file (flags given as well override it).
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Policy variants; the first is the baseline of ratios (default: linux-6.6 and linux-6.6,NO_WAKE_AFFINE).
+    #[arg(short = 'v', long = "variant")]
+    variants: Vec<String>,
+    /// Sweep a workload parameter: KEY=V1,V2,... (repeatable: Cartesian product).
+    #[arg(long)]
+    sweep: Vec<String>,
+    /// Parallel runs (default: all cores). Results do not depend on it.
+    #[arg(short = 'j', long)]
+    jobs: Option<usize>,
+    /// Add repetitions until every ratio's 95% CI is within ±P %.
+    #[arg(long = "until-ci", value_name = "P")]
+    until_ci: Option<f64>,
+    /// Cap on repetitions for --until-ci.
+    #[arg(long)]
+    max_reps: Option<usize>,
+    #[command(flatten)]
+    out: OutputArgs,
+    /// Append each finished run to this JSON-lines file as it finishes.
+    #[arg(long = "out", value_name = "FILE.jsonl")]
+    out_runs: Option<PathBuf>,
+    /// Skip runs already in --out (after an interruption).
+    #[arg(long)]
+    resume: bool,
+    /// Run only shard K of N (1-based); also read from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT
+    /// or JOB_COMPLETION_INDEX/SCHEDLAB_SHARD_COUNT.
+    #[arg(long)]
+    shard: Option<String>,
+}
+
+/// Output formats of compare and merge.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Print the `schedlab.compare/1` JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Print CSV instead of the table.
+    #[arg(long)]
+    csv: bool,
+    /// Write an SVG plot (metric against the sweep key, a line per variant).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Write a self-contained HTML report.
+    #[arg(long)]
+    report: Option<PathBuf>,
+}
+
+/// `schedlab merge`.
+#[derive(Args, Debug)]
+#[command(after_help = "Example:\n  schedlab merge shard1.jsonl shard2.jsonl shard3.jsonl shard4.jsonl --json")]
+pub struct MergeArgs {
+    /// JSON-lines files written by `compare --out` (one per shard).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+fn experiment_from(common: &CommonArgs, variants: Vec<String>, sweep: &[String], file: Option<&Path>) -> Result<(Experiment, Option<String>)> {
+    let (mut e, desc) = match file {
+        Some(f) => Experiment::from_file(f)?,
+        None => (
+            Experiment {
+                topology: common.topology.topology.clone(),
+                smt: None,
+                llc_per_node: None,
+                profile: None,
+                workload: DEFAULT_WORKLOAD.into(),
+                variants: vec![],
+                sweep: vec![],
+                reps: 3,
+                seed: 1,
+                until_ci: None,
+                max_reps: 30,
+            },
+            None,
+        ),
+    };
+    if file.is_none() || common.topology.topology != crate::topo_cmd::DEFAULT_TOPOLOGY {
+        e.topology = common.topology.topology.clone();
+    }
+    e.smt = common.topology.smt.or(e.smt);
+    e.llc_per_node = common.topology.llc_per_node.or(e.llc_per_node);
+    if let Some(w) = &common.workload {
+        e.workload = w.clone();
+    }
+    if let Some(p) = &common.profile {
+        e.profile = Some(p.clone());
+    }
+    if let Some(r) = common.reps {
+        e.reps = r;
+    }
+    if let Some(s) = common.seed {
+        e.seed = s;
+    }
+    if !variants.is_empty() {
+        e.variants = variants;
+    }
+    for s in sweep {
+        e.sweep.push(Experiment::parse_sweep(s)?);
+    }
+    if e.topology == "host" && common.topology.sysfs_root.is_some() {
+        bail!("--sysfs-root with run/compare: pass the captured tree's directory as -t instead");
+    }
+    Ok((e, desc))
+}
+
+fn write_trace(path: &Path, trace: &schedlab_trace::Trace) -> Result<()> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    match ext {
+        "txt" => schedlab_trace::ftrace::write_ftrace_file(trace, path)?,
+        "pftrace" | "perfetto" | "pb" => schedlab_trace::perfetto::write_perfetto_file(trace, path)?,
+        _ => bail!("--trace {}: use a .pftrace (Perfetto) or .txt (ftrace text) file name", path.display()),
+    }
+    eprintln!(
+        "trace: {} ({} events){}",
+        path.display(),
+        trace.events.len(),
+        if ext == "txt" { "" } else { "; open it in ui.perfetto.dev" }
+    );
+    Ok(())
+}
+
+/// Runs `schedlab run`.
+pub fn run(args: RunArgs) -> Result<()> {
+    let (mut e, _) = experiment_from(&args.common, vec![args.variant.clone()], &[], None)?;
+    e.reps = args.common.reps.unwrap_or(1);
+    let plan = Plan::new(e);
+    let (machine, _) = schedlab_experiment::prepare(&plan)?;
+    let mut records = Vec::new();
+    for rep in 0..plan.experiment.reps {
+        let key = RunKey { index: rep, point: 0, variant: 0, rep };
+        let want_trace = rep == 0 && args.common.trace.is_some();
+        let out = run_one(&plan, &machine, key, want_trace)?;
+        if let (Some(p), Some(t)) = (&args.common.trace, &out.trace) {
+            write_trace(p, t)?;
+        }
+        if !args.json {
+            if plan.experiment.reps > 1 {
+                println!("--- repetition {rep} (seed {})", out.record.seed);
+            }
+            println!(
+                "# {} on {} under {}",
+                out.record.workload, plan.experiment.topology, out.record.variant
+            );
+            print!("{}", out.record.result.native);
+            if !out.record.result.native.ends_with('\n') {
+                println!();
+            }
+            println!("# counters");
+            print!("{}", out.counters_text);
+        }
+        records.push(out.record);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+    }
+    Ok(())
+}
+
+fn emit(report: &CompareReport, out: &OutputArgs, title: &str) -> Result<()> {
+    if out.json {
+        println!("{}", report.to_json());
+    } else if out.csv {
+        print!("{}", report.to_csv());
+    } else {
+        print!("{}", report.to_table());
+    }
+    let svg = if out.plot.is_some() || out.report.is_some() {
+        Some(schedlab_experiment::plot::to_svg(report, title).map_err(anyhow::Error::msg)?)
+    } else {
+        None
+    };
+    if let (Some(p), Some(s)) = (&out.plot, &svg) {
+        std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;
+        eprintln!("plot: {}", p.display());
+    }
+    if let (Some(p), Some(s)) = (&out.report, &svg) {
+        std::fs::write(p, schedlab_experiment::html::to_html(report, s, title))
+            .with_context(|| format!("cannot write {}", p.display()))?;
+        eprintln!("report: {}", p.display());
+    }
+    Ok(())
+}
+
+/// Runs `schedlab compare`.
+pub fn compare(args: CompareArgs) -> Result<()> {
+    let variants = if args.variants.is_empty() && args.file.is_none() {
+        vec![DEFAULT_VARIANT.to_string(), format!("{DEFAULT_VARIANT},NO_WAKE_AFFINE")]
+    } else {
+        args.variants.clone()
+    };
+    let (mut e, desc) = experiment_from(&args.common, variants, &args.sweep, args.file.as_deref())?;
+    if let Some(p) = args.until_ci {
+        e.until_ci = Some(p);
+    }
+    if let Some(m) = args.max_reps {
+        e.max_reps = m;
+    }
+    let shard = match &args.shard {
+        Some(s) => Some(parse_shard(s)?),
+        None => shard_from_env(),
+    };
+    let out_file = args.out_runs.clone();
+    if args.resume && out_file.is_none() {
+        bail!("--resume needs --out FILE (the file to resume)");
+    }
+    if shard.is_some() && out_file.is_none() {
+        bail!("--shard needs --out FILE (each shard's runs are merged later with `schedlab merge`)");
+    }
+    let plan = Plan::new(e);
+    let opts = ExecOptions {
+        jobs: args.jobs.unwrap_or(0),
+        out: out_file.clone(),
+        resume: args.resume,
+        shard,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let title = desc.unwrap_or_else(|| format!("{} on {}", plan.experiment.workload, plan.experiment.topology));
+    let out = schedlab_experiment::compare(&plan, &opts)?;
+    if let Some(tr) = &args.common.trace {
+        let machine = Machine::load(&plan)?;
+        let key = plan.keys(0..1)[0];
+        let single = run_one(&plan, &machine, key, true)?;
+        if let Some(t) = &single.trace {
+            write_trace(tr, t)?;
+        }
+    }
+    if out.sharded {
+        let (k, n) = shard.unwrap_or((0, 1));
+        eprintln!(
+            "shard {}/{}: {} runs in {}; merge all shards with `schedlab merge FILES...`",
+            k + 1,
+            n,
+            out.records.len(),
+            out_file.as_ref().map_or("-".into(), |p| p.display().to_string())
+        );
+        return Ok(());
+    }
+    emit(&out.report, &args.out, &title)?;
+    if out.interrupted {
+        eprintln!(
+            "interrupted: {} runs finished and kept{}",
+            out.records.len(),
+            if out_file.is_some() { "; continue with --resume" } else { "" }
+        );
+        std::process::exit(130);
+    }
+    Ok(())
+}
+
+/// Runs `schedlab merge`.
+pub fn merge(args: MergeArgs) -> Result<()> {
+    let (plan, report) = schedlab_experiment::merge(&args.files)?;
+    let title = format!("{} on {}", plan.experiment.workload, plan.experiment.topology);
+    emit(&report, &args.out, &title)
+}

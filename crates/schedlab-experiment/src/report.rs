@@ -1,0 +1,297 @@
+//! Comparison reports: per point, each variant's mean (standard error), the ratio to the first
+//! variant with its confidence interval, and a significance verdict from a paired test over
+//! seeds (common random numbers). Rendered as an mmtests-style table, JSON
+//! (`schedlab.compare/1`, documented in docs/compare-schema.md), CSV, an SVG plot and a
+//! self-contained HTML page.
+
+use crate::plan::Plan;
+use crate::runner::{RunRecord, group};
+use schedlab_metrics::Better;
+use schedlab_metrics::stats::{compare_samples, summarize, verdict};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema tag of compare JSON.
+pub const COMPARE_SCHEMA: &str = "schedlab.compare/1";
+
+/// Confidence level of intervals and tests.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// The metric compared.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricInfo {
+    /// Name, e.g. `time_s`.
+    pub name: String,
+    /// Unit.
+    pub unit: String,
+    /// `higher` or `lower`.
+    pub better: Better,
+}
+
+/// One variant at one point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VariantStats {
+    /// Canonical variant name.
+    pub variant: String,
+    /// The metric of each repetition, in repetition order.
+    pub samples: Vec<f64>,
+    /// Mean.
+    pub mean: f64,
+    /// Standard error of the mean.
+    pub stderr: f64,
+    /// `mean / baseline mean`.
+    pub ratio: f64,
+    /// 95 % confidence interval of the ratio.
+    pub ci_low: f64,
+    /// Upper end.
+    pub ci_high: f64,
+    /// Two-sided p-value of the paired test against the baseline.
+    pub p_value: f64,
+    /// Whether the difference is significant at 95 %.
+    pub significant: bool,
+    /// Mean counters over repetitions.
+    pub counters: BTreeMap<String, f64>,
+}
+
+/// One sweep point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointStats {
+    /// Parameter assignments of the point.
+    pub params: BTreeMap<String, String>,
+    /// Variants in the experiment's order (the first is the baseline).
+    pub variants: Vec<VariantStats>,
+}
+
+/// A whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareReport {
+    /// `schedlab.compare/1`.
+    pub schema: String,
+    /// Topology spec.
+    pub topology: String,
+    /// Base workload spec.
+    pub workload: String,
+    /// Compared metric.
+    pub metric: MetricInfo,
+    /// Points.
+    pub points: Vec<PointStats>,
+}
+
+
+/// Builds the report from records (any order; several shards merged).
+pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> CompareReport {
+    let groups = group(records);
+    let mut points = Vec::new();
+    for (pi, point) in plan.points.iter().enumerate() {
+        let base_samples: Vec<f64> = groups
+            .get(&(pi, 0))
+            .map(|v| v.iter().map(|r| metric_value(r, &metric.name)).collect())
+            .unwrap_or_default();
+        let mut variants = Vec::new();
+        for vi in 0..plan.experiment.variants.len() {
+            let recs = groups.get(&(pi, vi)).cloned().unwrap_or_default();
+            let samples: Vec<f64> = recs.iter().map(|r| metric_value(r, &metric.name)).collect();
+            let s = summarize(&samples);
+            let est = compare_samples(&base_samples, &samples, true, CONFIDENCE);
+            let (ratio, ci_low, ci_high, p_value, significant) = if vi == 0 {
+                (1.0, 1.0, 1.0, 1.0, false)
+            } else {
+                (est.ratio, est.ci_low, est.ci_high, est.p_value, est.significant)
+            };
+            let mut counters: BTreeMap<String, f64> = BTreeMap::new();
+            for r in &recs {
+                for (k, v) in r.counters.fields() {
+                    *counters.entry(k.to_string()).or_default() += v / recs.len() as f64;
+                }
+                for m in &r.result.metrics {
+                    if m.name != metric.name {
+                        *counters.entry(format!("metric.{}", m.name)).or_default() += m.value / recs.len() as f64;
+                    }
+                }
+            }
+            let variant = recs
+                .first()
+                .map(|r| r.variant.clone())
+                .unwrap_or_else(|| plan.experiment.variants[vi].clone());
+            variants.push(VariantStats {
+                variant,
+                samples,
+                mean: s.mean,
+                stderr: if s.stderr.is_finite() { s.stderr } else { 0.0 },
+                ratio,
+                ci_low,
+                ci_high,
+                p_value,
+                significant,
+                counters,
+            });
+        }
+        points.push(PointStats { params: point.params.iter().cloned().collect(), variants });
+    }
+    CompareReport {
+        schema: COMPARE_SCHEMA.into(),
+        topology: plan.experiment.topology.clone(),
+        workload: plan.experiment.workload.clone(),
+        metric: metric.clone(),
+        points,
+    }
+}
+
+/// The value of metric `name` in a record (NaN when the workload did not report it).
+pub fn metric_value(r: &RunRecord, name: &str) -> f64 {
+    r.result.metric(name).map_or(f64::NAN, |m| m.value)
+}
+
+fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".into();
+    }
+    let a = x.abs();
+    if a >= 1e6 || (a > 0.0 && a < 1e-3) {
+        format!("{x:.4e}")
+    } else if a >= 100.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+impl CompareReport {
+    /// The largest confidence-interval half-width of any ratio, in percent of the ratio.
+    pub fn worst_ci_pct(&self) -> f64 {
+        let mut worst: f64 = 0.0;
+        for p in &self.points {
+            for v in p.variants.iter().skip(1) {
+                let half = (v.ci_high - v.ci_low) / 2.0 / v.ratio.abs().max(1e-12) * 100.0;
+                worst = if half.is_finite() { worst.max(half) } else { f64::INFINITY };
+            }
+        }
+        worst
+    }
+
+    /// The mmtests-style table, with verdicts in words.
+    pub fn to_table(&self) -> String {
+        let better = match self.metric.better {
+            Better::Higher => "higher is better",
+            Better::Lower => "lower is better",
+        };
+        let mut out = format!(
+            "{} on {}: {} [{}], {}; mean (stderr) over {} repetition(s), ratio to the first variant [95% CI]\n",
+            self.workload,
+            self.topology,
+            self.metric.name,
+            self.metric.unit,
+            better,
+            self.points.first().and_then(|p| p.variants.first()).map_or(0, |v| v.samples.len())
+        );
+        let names: Vec<&str> = self.points.first().map(|p| p.variants.iter().map(|v| v.variant.as_str()).collect()).unwrap_or_default();
+        for (i, n) in names.iter().enumerate() {
+            out.push_str(&format!("  [{i}] {n}\n"));
+        }
+        let label_w = self
+            .points
+            .iter()
+            .map(|p| point_label(p).len())
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        out.push_str(&format!("{:<label_w$}", "point"));
+        for i in 0..names.len() {
+            out.push_str(&format!("  {:>40}", format!("[{i}]")));
+        }
+        out.push('\n');
+        let mut notes = Vec::new();
+        for p in &self.points {
+            out.push_str(&format!("{:<label_w$}", point_label(p)));
+            for (i, v) in p.variants.iter().enumerate() {
+                let cell = if i == 0 {
+                    format!("{} ({})", fmt_num(v.mean), fmt_num(v.stderr))
+                } else {
+                    let mark = if v.significant { "*" } else { " " };
+                    format!(
+                        "{} ({}) {mark}{:.3}x{mark} [{:.3},{:.3}]",
+                        fmt_num(v.mean),
+                        fmt_num(v.stderr),
+                        v.ratio,
+                        v.ci_low,
+                        v.ci_high
+                    )
+                };
+                out.push_str(&format!("  {cell:>40}"));
+            }
+            out.push('\n');
+            for (i, v) in p.variants.iter().enumerate().skip(1) {
+                let est = schedlab_metrics::stats::RatioEstimate {
+                    ratio: v.ratio,
+                    ci_low: v.ci_low,
+                    ci_high: v.ci_high,
+                    p_value: v.p_value,
+                    significant: v.significant,
+                };
+                let words = verdict(&est, self.metric.better == Better::Higher);
+                notes.push(format!(
+                    "{}: [{i}] vs [0]: {words} (ratio {:.3}, p = {})",
+                    point_label(p),
+                    v.ratio,
+                    if v.p_value.is_finite() { format!("{:.3}", v.p_value) } else { "n/a".into() }
+                ));
+            }
+        }
+        if !notes.is_empty() {
+            out.push_str("verdicts (* = significant at 95%, paired t-test over seeds):\n");
+            for n in notes {
+                out.push_str(&format!("  {n}\n"));
+            }
+        }
+        out
+    }
+
+    /// One CSV row per (point, variant).
+    pub fn to_csv(&self) -> String {
+        let mut keys: Vec<String> = Vec::new();
+        for p in &self.points {
+            for k in p.params.keys() {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut header: Vec<String> = keys.clone();
+        header.extend(
+            ["variant", "metric", "unit", "n", "mean", "stderr", "ratio", "ci_low", "ci_high", "p_value", "significant"]
+                .iter()
+                .map(|s| s.to_string()),
+        );
+        let _ = w.write_record(&header);
+        for p in &self.points {
+            for v in &p.variants {
+                let mut row: Vec<String> = keys.iter().map(|k| p.params.get(k).cloned().unwrap_or_default()).collect();
+                row.push(v.variant.clone());
+                row.push(self.metric.name.clone());
+                row.push(self.metric.unit.clone());
+                row.push(v.samples.len().to_string());
+                for x in [v.mean, v.stderr, v.ratio, v.ci_low, v.ci_high, v.p_value] {
+                    row.push(format!("{x}"));
+                }
+                row.push(v.significant.to_string());
+                let _ = w.write_record(&row);
+            }
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+
+    /// Pretty JSON (no timing fields: byte-identical for identical inputs).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+/// `groups=10 clients=4`, or `-`.
+pub fn point_label(p: &PointStats) -> String {
+    if p.params.is_empty() {
+        "-".into()
+    } else {
+        p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+}

@@ -1,0 +1,347 @@
+//! Executing runs: one simulation per (point, variant, repetition), in parallel with rayon,
+//! each single-threaded and seeded from its repetition, so the results do not depend on the
+//! number of threads. Finished runs can be appended to a JSON-lines file as they finish
+//! (`--out`), skipped when already there (`--resume`), and split over machines (`--shard`).
+
+use crate::plan::{Plan, RunKey};
+use crate::ExperimentError;
+use schedlab_engine::{EndReason, MachineProfile, SimOptions, Simulation};
+use schedlab_metrics::BenchResult;
+use schedlab_topo::Topology;
+use schedlab_topo::spec::{TopologyOptions, parse_topology};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Schema tag of one run line in a JSON-lines file.
+pub const RUN_SCHEMA: &str = "schedlab.run/1";
+
+/// Counters kept per run (a summary of the engine's `Counters`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunCounters {
+    /// Context switches.
+    pub ctx_switches: u64,
+    /// Involuntary context switches.
+    pub ctx_involuntary: u64,
+    /// Wakeups.
+    pub wakeups: u64,
+    /// Wakeups placed on the waker's CPU.
+    pub wakeups_local: u64,
+    /// Wakeups pulled toward the waker by the affine path.
+    pub wakeups_affine: u64,
+    /// Wakeups onto a CPU that was idle.
+    pub wakeups_to_idle: u64,
+    /// Migrations at wakeup.
+    pub migrations_wake: u64,
+    /// Migrations by the balancer.
+    pub migrations_balance: u64,
+    /// Migrations that crossed NUMA nodes (NUMA levels).
+    pub migrations_numa: u64,
+    /// CPUs examined by placement searches.
+    pub cpus_examined: u64,
+    /// Wakeup latency p50, ns.
+    pub wakeup_lat_p50_ns: u64,
+    /// Wakeup latency p99, ns.
+    pub wakeup_lat_p99_ns: u64,
+    /// CPU busy fraction.
+    pub busy_fraction: f64,
+    /// CPU-time idle while tasks waited, ns.
+    pub idle_while_waiting_ns: u64,
+    /// Simulated time, ns.
+    pub elapsed_ns: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+impl RunCounters {
+    /// Summarises engine counters.
+    pub fn from_engine(c: &schedlab_engine::Counters) -> Self {
+        let busy: u64 = c.busy_ns.iter().sum();
+        RunCounters {
+            ctx_switches: c.ctx_switches,
+            ctx_involuntary: c.ctx_involuntary,
+            wakeups: c.wakeups,
+            wakeups_local: c.wakeups_local,
+            wakeups_affine: c.wakeups_affine,
+            wakeups_to_idle: c.wakeups_to_idle,
+            migrations_wake: c.migrations_wake,
+            migrations_balance: c.migrations_balance,
+            migrations_numa: c.migrations_by_level.iter().filter(|(l, _)| l.starts_with("NUMA")).map(|(_, n)| n).sum(),
+            cpus_examined: c.cpus_examined,
+            wakeup_lat_p50_ns: if c.wakeup_latency.is_empty() { 0 } else { c.wakeup_latency_ns(50.0) },
+            wakeup_lat_p99_ns: if c.wakeup_latency.is_empty() { 0 } else { c.wakeup_latency_ns(99.0) },
+            busy_fraction: busy as f64 / c.cpu_time_ns().max(1) as f64,
+            idle_while_waiting_ns: c.idle_while_waiting_ns,
+            elapsed_ns: c.elapsed_ns,
+            events: c.events,
+        }
+    }
+
+    /// Named numeric fields, for averaging across repetitions.
+    pub fn fields(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("ctx_switches", self.ctx_switches as f64),
+            ("ctx_involuntary", self.ctx_involuntary as f64),
+            ("wakeups", self.wakeups as f64),
+            ("wakeups_local", self.wakeups_local as f64),
+            ("wakeups_affine", self.wakeups_affine as f64),
+            ("wakeups_to_idle", self.wakeups_to_idle as f64),
+            ("migrations_wake", self.migrations_wake as f64),
+            ("migrations_balance", self.migrations_balance as f64),
+            ("migrations_numa", self.migrations_numa as f64),
+            ("cpus_examined", self.cpus_examined as f64),
+            ("wakeup_lat_p50_ns", self.wakeup_lat_p50_ns as f64),
+            ("wakeup_lat_p99_ns", self.wakeup_lat_p99_ns as f64),
+            ("busy_fraction", self.busy_fraction),
+            ("idle_while_waiting_ns", self.idle_while_waiting_ns as f64),
+            ("elapsed_ns", self.elapsed_ns as f64),
+            ("events", self.events as f64),
+        ]
+    }
+}
+
+/// One finished run, as stored in JSON-lines files.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// `schedlab.run/1`.
+    pub schema: String,
+    /// Fingerprint of the experiment it belongs to.
+    pub experiment: String,
+    /// Its place in the plan.
+    pub key: RunKey,
+    /// Seed used.
+    pub seed: u64,
+    /// Canonical workload spec of the point.
+    pub workload: String,
+    /// Canonical variant name.
+    pub variant: String,
+    /// The benchmark result.
+    pub result: BenchResult,
+    /// Engine counters.
+    pub counters: RunCounters,
+}
+
+/// A loaded machine: topology and profile.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// Topology.
+    pub topo: Arc<Topology>,
+    /// Profile.
+    pub profile: MachineProfile,
+}
+
+impl Machine {
+    /// Loads the experiment's topology and profile.
+    pub fn load(plan: &Plan) -> Result<Self, ExperimentError> {
+        let e = &plan.experiment;
+        let opts = TopologyOptions { smt: e.smt, llc_per_node: e.llc_per_node, ..Default::default() };
+        let topo = parse_topology(&e.topology, &opts).map_err(|err| ExperimentError::Input(err.to_string()))?;
+        let profile = match &e.profile {
+            Some(p) => MachineProfile::load(p).map_err(|err| ExperimentError::Input(err.to_string()))?,
+            None => MachineProfile::for_preset(&e.topology),
+        };
+        Ok(Machine { topo: Arc::new(topo), profile })
+    }
+}
+
+/// The workload spec of a point (base spec with the point's parameters applied).
+pub fn point_workload(plan: &Plan, point: usize) -> Result<schedlab_workloads::WorkloadSpec, ExperimentError> {
+    let mut spec = schedlab_workloads::parse_spec(&plan.experiment.workload)
+        .map_err(|e| ExperimentError::Input(e.to_string()))?;
+    for (k, v) in &plan.points[point].params {
+        spec = spec.with_param(k, v).map_err(|e| ExperimentError::Input(format!("--sweep {k}={v}: {e}")))?;
+    }
+    Ok(spec)
+}
+
+/// Output of a single simulation.
+pub struct SingleRun {
+    /// The record.
+    pub record: RunRecord,
+    /// The trace, when asked for.
+    pub trace: Option<schedlab_trace::Trace>,
+    /// Full engine counters, for printing.
+    pub counters_text: String,
+}
+
+/// Runs one (point, variant, repetition).
+pub fn run_one(plan: &Plan, machine: &Machine, key: RunKey, trace: bool) -> Result<SingleRun, ExperimentError> {
+    let spec = point_workload(plan, key.point)?;
+    let inst = schedlab_workloads::instantiate(&spec, &machine.topo).map_err(|e| ExperimentError::Input(e.to_string()))?;
+    let seed = plan.seed(key.rep);
+    let variant = &plan.experiment.variants[key.variant];
+    let built = schedlab_policies::build(variant, &machine.topo, seed).map_err(|e| ExperimentError::Input(e.to_string()))?;
+    let name = built.name.clone();
+    let mut sim = Simulation::new(
+        machine.topo.clone(),
+        machine.profile.clone(),
+        built.config,
+        built.policy,
+        built.balancer,
+        inst.workload.clone(),
+        SimOptions { seed, trace, ..Default::default() },
+    )
+    .map_err(ExperimentError::Input)?;
+    let end = sim.run();
+    if let EndReason::Deadlock(blocked) = &end {
+        return Err(ExperimentError::Run(format!(
+            "{} under {name} deadlocked at t={} ns; blocked: {}",
+            spec.to_string(),
+            sim.now(),
+            blocked.join("; ")
+        )));
+    }
+    if end == EndReason::EventLimit {
+        return Err(ExperimentError::Run(format!("{} under {name} hit the event limit", spec.to_string())));
+    }
+    let result = inst.result(&sim, &end).map_err(|e| ExperimentError::Run(e.to_string()))?;
+    let counters = RunCounters::from_engine(sim.counters());
+    let counters_text = sim.counters().to_text();
+    let tr = sim.take_trace();
+    Ok(SingleRun {
+        record: RunRecord {
+            schema: RUN_SCHEMA.into(),
+            experiment: plan.experiment.fingerprint(),
+            key,
+            seed,
+            workload: spec.to_string(),
+            variant: name,
+            result,
+            counters,
+        },
+        trace: tr,
+        counters_text,
+    })
+}
+
+/// How to execute a plan.
+#[derive(Clone, Debug, Default)]
+pub struct ExecOptions {
+    /// Worker threads (0 = rayon's default).
+    pub jobs: usize,
+    /// Append each finished run to this JSON-lines file.
+    pub out: Option<std::path::PathBuf>,
+    /// Skip runs already in `out`.
+    pub resume: bool,
+    /// Only runs with `index % n == k`.
+    pub shard: Option<(usize, usize)>,
+    /// Show a progress bar (it hides itself when stderr is not a terminal).
+    pub progress: bool,
+}
+
+/// Set by the Ctrl-C handler: no new run starts, finished ones are kept.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Reads the run lines of a JSON-lines file (a missing file is empty).
+pub fn read_jsonl(path: &Path) -> Result<Vec<RunRecord>, ExperimentError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(ExperimentError::Io(format!("cannot read {}: {e}", path.display()))),
+    };
+    let mut v = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value = match serde_json::from_str(line) {
+            Ok(x) => x,
+            // A half-written last line (killed mid-write) is dropped, not fatal.
+            Err(_) if i + 1 == text.lines().count() => continue,
+            Err(e) => return Err(ExperimentError::Input(format!("{}:{}: {e}", path.display(), i + 1))),
+        };
+        if value.get("schema").and_then(|s| s.as_str()) != Some(RUN_SCHEMA) {
+            continue;
+        }
+        let r: RunRecord = serde_json::from_value(value)
+            .map_err(|e| ExperimentError::Input(format!("{}:{}: {e}", path.display(), i + 1)))?;
+        v.push(r);
+    }
+    Ok(v)
+}
+
+/// Runs `keys` (skipping those in `done`), returning the new records in plan order.
+pub fn execute(
+    plan: &Plan,
+    machine: &Machine,
+    keys: &[RunKey],
+    done: &[RunRecord],
+    opts: &ExecOptions,
+) -> Result<Vec<RunRecord>, ExperimentError> {
+    use rayon::prelude::*;
+    let todo: Vec<RunKey> = keys
+        .iter()
+        .copied()
+        .filter(|k| opts.shard.is_none_or(|(s, n)| k.index % n == s))
+        .filter(|k| !done.iter().any(|d| d.key.index == k.index))
+        .collect();
+    let bar = if opts.progress {
+        let b = indicatif::ProgressBar::new(todo.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let out = match &opts.out {
+        Some(p) => Some(Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| ExperimentError::Io(format!("cannot open {}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let work = |k: &RunKey| -> Option<Result<RunRecord, ExperimentError>> {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return None;
+        }
+        let r = run_one(plan, machine, *k, false).map(|s| s.record);
+        if let (Ok(rec), Some(f)) = (&r, &out) {
+            let line = serde_json::to_string(rec).unwrap_or_default();
+            if let Ok(mut f) = f.lock() {
+                let _ = writeln!(f, "{line}");
+                let _ = f.flush();
+            }
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        Some(r)
+    };
+    let results: Vec<Option<Result<RunRecord, ExperimentError>>> = if opts.jobs == 1 {
+        todo.iter().map(work).collect()
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.jobs)
+            .build()
+            .map_err(|e| ExperimentError::Run(format!("cannot start worker threads: {e}")))?;
+        pool.install(|| todo.par_iter().map(work).collect())
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut recs = Vec::new();
+    for r in results.into_iter().flatten() {
+        recs.push(r?);
+    }
+    Ok(recs)
+}
+
+/// Groups records by (point, variant), samples in repetition order.
+pub fn group(records: &[RunRecord]) -> BTreeMap<(usize, usize), Vec<&RunRecord>> {
+    let mut m: BTreeMap<(usize, usize), Vec<&RunRecord>> = BTreeMap::new();
+    for r in records {
+        m.entry((r.key.point, r.key.variant)).or_default().push(r);
+    }
+    for v in m.values_mut() {
+        v.sort_by_key(|r| r.key.rep);
+    }
+    m
+}
