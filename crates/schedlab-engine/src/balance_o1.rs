@@ -327,7 +327,7 @@ impl Balancer for O1NodeBalancer {
         let p = self.params;
         let j = view.jiffies();
         let idle = view.curr(cpu).is_none();
-        let every = |n: u64| j % n.max(1) == 0;
+        let every = |n: u64| j.is_multiple_of(n.max(1));
         match p.variant {
             O1Variant::Orig => {
                 if idle {

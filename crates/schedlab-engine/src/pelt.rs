@@ -11,15 +11,22 @@ use crate::time::Time;
 /// One PELT period: 1024 × 1024 ns.
 pub const PERIOD_NS: u64 = 1 << 20;
 
+/// `y = 2^(-1/32)` as the bits of `sqrt` applied five times to 0.5 (sqrt is correctly rounded
+/// on every IEEE platform; a test checks the constant against that computation).
+const Y_BITS: u64 = 0x3fef_5076_5b6e_4540;
+
+#[inline]
 fn y() -> f64 {
-    // 2^(-1/32) = sqrt applied five times to 0.5; sqrt is correctly rounded everywhere.
-    0.5f64.sqrt().sqrt().sqrt().sqrt().sqrt()
+    f64::from_bits(Y_BITS)
 }
 
 /// `y^n`.
 pub fn decay(n: u64) -> f64 {
     if n >= 64 * 32 {
         return 0.0;
+    }
+    if n == 1 {
+        return y();
     }
     let mut result = 1.0;
     let mut base = y();
@@ -98,6 +105,11 @@ impl Signal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn y_is_the_sqrt_chain() {
+        assert_eq!(y(), 0.5f64.sqrt().sqrt().sqrt().sqrt().sqrt());
+    }
 
     #[test]
     fn half_life_is_32_periods() {

@@ -184,6 +184,8 @@ pub struct Simulation {
     nr_waiting: usize,
     pub(crate) nr_overloaded: usize,
     core_busy: Vec<u8>,
+    /// SMT siblings of each CPU, itself excluded.
+    smt_sibs: Vec<Vec<CpuId>>,
     place_steps: [u64; 16],
     place_affine: [u64; 16],
     mig_levels: [u64; 16],
@@ -362,6 +364,9 @@ impl Simulation {
             nr_waiting: 0,
             nr_overloaded: 0,
             core_busy: vec![0; topo.nr_cores()],
+            smt_sibs: (0..n)
+                .map(|c| topo.smt_siblings(c).iter().filter(|&s| s != c).collect())
+                .collect(),
             place_steps: [0; 16],
             place_affine: [0; 16],
             mig_levels: [0; 16],
@@ -886,8 +891,8 @@ impl Simulation {
         self.sync_cpu_pelt(cpu);
         self.cpus[cpu].curr = curr;
         if was_busy != busy && self.topo.smt_present() {
-            let topo = Arc::clone(&self.topo);
-            for s in topo.smt_siblings(cpu).iter().filter(|&s| s != cpu) {
+            for i in 0..self.smt_sibs[cpu].len() {
+                let s = self.smt_sibs[cpu][i];
                 if self.cpus[s].curr.is_some() && self.executing != Some(s) {
                     self.settle(s);
                     self.retime_segment(s);
@@ -1721,7 +1726,10 @@ impl Simulation {
 
     /// Executes ops of the running task `t` until it needs CPU time, blocks or exits.
     fn step_task(&mut self, t: TaskId, cpu: CpuId) -> StepOutcome {
-        let prog = self.tasks[t].program.clone();
+        // SAFETY: the program is an `Arc<[Op]>` held by the task for its whole life and never
+        // replaced; the slice's heap allocation does not move when `self.tasks` grows, so the
+        // pointer stays valid while ops run (avoids an atomic refcount per step).
+        let prog: &[Op] = unsafe { &*std::sync::Arc::as_ptr(&self.tasks[t].program) };
         let syscall = self.profile.cpu.syscall_ns as f64;
         loop {
             if self.cpus[cpu].need_resched {

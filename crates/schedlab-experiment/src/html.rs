@@ -4,7 +4,10 @@
 use crate::report::{CompareReport, point_label};
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Renders the page.
@@ -39,7 +42,13 @@ pub fn to_html(report: &CompareReport, svg: &str, title: &str) -> String {
             } else {
                 "no significant difference".to_string()
             };
-            let cls = if i > 0 && v.significant { "sig" } else if i > 0 { "ns" } else { "" };
+            let cls = if i > 0 && v.significant {
+                "sig"
+            } else if i > 0 {
+                "ns"
+            } else {
+                ""
+            };
             h.push_str(&format!(
                 "<tr class=\"{cls}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.6}</td><td>{:.6}</td><td>{:.3}</td><td>[{:.3}, {:.3}]</td><td>{:.3}</td><td class=\"l\">{}</td></tr>",
                 esc(&point_label(p)),
@@ -59,16 +68,26 @@ pub fn to_html(report: &CompareReport, svg: &str, title: &str) -> String {
     h.push_str(svg.trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
     h.push_str("<h2>Counters (mean per run)</h2>");
     for p in &report.points {
-        h.push_str(&format!("<h3>{}</h3><table><tr><th>counter</th>", esc(&point_label(p))));
+        h.push_str(&format!(
+            "<h3>{}</h3><table><tr><th>counter</th>",
+            esc(&point_label(p))
+        ));
         for v in &p.variants {
             h.push_str(&format!("<th>{}</th>", esc(&v.variant)));
         }
         h.push_str("</tr>");
-        let keys: Vec<String> = p.variants.first().map(|v| v.counters.keys().cloned().collect()).unwrap_or_default();
+        let keys: Vec<String> = p
+            .variants
+            .first()
+            .map(|v| v.counters.keys().cloned().collect())
+            .unwrap_or_default();
         for k in keys {
             h.push_str(&format!("<tr><td class=\"l\">{}</td>", esc(&k)));
             for v in &p.variants {
-                h.push_str(&format!("<td>{:.4}</td>", v.counters.get(&k).copied().unwrap_or(f64::NAN)));
+                h.push_str(&format!(
+                    "<td>{:.4}</td>",
+                    v.counters.get(&k).copied().unwrap_or(f64::NAN)
+                ));
             }
             h.push_str("</tr>");
         }

@@ -83,7 +83,11 @@ pub fn prepare(plan: &Plan) -> Result<(Machine, MetricInfo), ExperimentError> {
     Ok((machine, metric))
 }
 
-fn start_out_file(path: &Path, plan: &Plan, resume: bool) -> Result<Vec<RunRecord>, ExperimentError> {
+fn start_out_file(
+    path: &Path,
+    plan: &Plan,
+    resume: bool,
+) -> Result<Vec<RunRecord>, ExperimentError> {
     let fp = plan.experiment.fingerprint();
     if resume {
         if let Some(h) = read_header(path)? {
@@ -94,11 +98,29 @@ fn start_out_file(path: &Path, plan: &Plan, resume: bool) -> Result<Vec<RunRecor
                     h.fingerprint
                 )));
             }
-            let recs = read_jsonl(path)?;
-            return Ok(recs.into_iter().filter(|r| r.experiment == fp).collect());
+            let recs: Vec<RunRecord> = read_jsonl(path)?
+                .into_iter()
+                .filter(|r| r.experiment == fp)
+                .collect();
+            // Rewrite the file without a torn last line (a run killed mid-write), so runs
+            // appended from now on start on a fresh line.
+            let mut text = serde_json::to_string(&h).unwrap_or_default();
+            text.push('\n');
+            for r in &recs {
+                text.push_str(&serde_json::to_string(r).unwrap_or_default());
+                text.push('\n');
+            }
+            std::fs::write(path, text).map_err(|e| {
+                ExperimentError::Io(format!("cannot rewrite {}: {e}", path.display()))
+            })?;
+            return Ok(recs);
         }
     }
-    let header = PlanHeader { schema: PLAN_SCHEMA.into(), fingerprint: fp, experiment: plan.experiment.clone() };
+    let header = PlanHeader {
+        schema: PLAN_SCHEMA.into(),
+        fingerprint: fp,
+        experiment: plan.experiment.clone(),
+    };
     let mut f = std::fs::File::create(path)
         .map_err(|e| ExperimentError::Io(format!("cannot create {}: {e}", path.display())))?;
     writeln!(f, "{}", serde_json::to_string(&header).unwrap_or_default())
@@ -110,7 +132,12 @@ fn read_header(path: &Path) -> Result<Option<PlanHeader>, ExperimentError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ExperimentError::Io(format!("cannot read {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(ExperimentError::Io(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
     };
     for line in text.lines() {
         if let Ok(h) = serde_json::from_str::<PlanHeader>(line) {
@@ -169,13 +196,18 @@ pub fn compare(plan: &Plan, opts: &ExecOptions) -> Result<CompareOutput, Experim
 /// the same report as the unsharded run.
 pub fn merge(files: &[std::path::PathBuf]) -> Result<(Plan, CompareReport), ExperimentError> {
     if files.is_empty() {
-        return Err(ExperimentError::Input("merge needs at least one file".into()));
+        return Err(ExperimentError::Input(
+            "merge needs at least one file".into(),
+        ));
     }
     let mut header: Option<PlanHeader> = None;
     let mut records = Vec::new();
     for f in files {
         let h = read_header(f)?.ok_or_else(|| {
-            ExperimentError::Input(format!("{}: no {PLAN_SCHEMA} header line (not a schedlab --out file?)", f.display()))
+            ExperimentError::Input(format!(
+                "{}: no {PLAN_SCHEMA} header line (not a schedlab --out file?)",
+                f.display()
+            ))
         })?;
         if let Some(prev) = &header {
             if prev.fingerprint != h.fingerprint {

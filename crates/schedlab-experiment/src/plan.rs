@@ -125,19 +125,25 @@ impl Experiment {
     /// Checks the parts that need no other crate.
     pub fn validate(&self) -> Result<(), ExperimentError> {
         if self.variants.is_empty() {
-            return Err(ExperimentError::Input("at least one variant (-v) is needed".into()));
+            return Err(ExperimentError::Input(
+                "at least one variant (-v) is needed".into(),
+            ));
         }
         if self.reps == 0 {
             return Err(ExperimentError::Input("--reps must be at least 1".into()));
         }
         for (k, v) in &self.sweep {
             if v.is_empty() {
-                return Err(ExperimentError::Input(format!("sweep key '{k}' has no values")));
+                return Err(ExperimentError::Input(format!(
+                    "sweep key '{k}' has no values"
+                )));
             }
         }
         if let Some(p) = self.until_ci {
             if !(p.is_finite() && p > 0.0) {
-                return Err(ExperimentError::Input(format!("--until-ci {p}: expected a positive percentage")));
+                return Err(ExperimentError::Input(format!(
+                    "--until-ci {p}: expected a positive percentage"
+                )));
             }
             if self.max_reps < self.reps.max(2) {
                 return Err(ExperimentError::Input(format!(
@@ -152,11 +158,19 @@ impl Experiment {
     /// Parses `KEY=V1,V2,...`.
     pub fn parse_sweep(s: &str) -> Result<(String, Vec<String>), ExperimentError> {
         let (k, v) = s.split_once('=').ok_or_else(|| {
-            ExperimentError::Input(format!("--sweep '{s}': expected KEY=V1,V2,... (e.g. groups=1,2,4)"))
+            ExperimentError::Input(format!(
+                "--sweep '{s}': expected KEY=V1,V2,... (e.g. groups=1,2,4)"
+            ))
         })?;
-        let vals: Vec<String> = v.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
+        let vals: Vec<String> = v
+            .split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect();
         if k.trim().is_empty() || vals.is_empty() {
-            return Err(ExperimentError::Input(format!("--sweep '{s}': expected KEY=V1,V2,...")));
+            return Err(ExperimentError::Input(format!(
+                "--sweep '{s}': expected KEY=V1,V2,..."
+            )));
         }
         Ok((k.trim().to_string(), vals))
     }
@@ -254,8 +268,14 @@ impl Plan {
         for point in 0..self.points.len() {
             for rep in reps.clone() {
                 for variant in 0..nv {
-                    let index = (point * total_reps.max(self.experiment.max_reps) + rep) * nv + variant;
-                    v.push(RunKey { index, point, variant, rep });
+                    let index =
+                        (point * total_reps.max(self.experiment.max_reps) + rep) * nv + variant;
+                    v.push(RunKey {
+                        index,
+                        point,
+                        variant,
+                        rep,
+                    });
                 }
             }
         }
@@ -273,14 +293,22 @@ impl Plan {
         if p.params.is_empty() {
             "-".into()
         } else {
-            p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+            p.params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
         }
     }
 }
 
 /// Parses `K/N` (1-based K) into `(k-1, n)`.
 pub fn parse_shard(s: &str) -> Result<(usize, usize), ExperimentError> {
-    let bad = || ExperimentError::Input(format!("--shard '{s}': expected K/N with 1 <= K <= N (e.g. 2/8)"));
+    let bad = || {
+        ExperimentError::Input(format!(
+            "--shard '{s}': expected K/N with 1 <= K <= N (e.g. 2/8)"
+        ))
+    };
     let (k, n) = s.split_once('/').ok_or_else(bad)?;
     let k: usize = k.trim().parse().map_err(|_| bad())?;
     let n: usize = n.trim().parse().map_err(|_| bad())?;
@@ -292,7 +320,11 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), ExperimentError> {
 
 /// The shard from the environment of a Slurm job array or a Kubernetes Indexed Job.
 pub fn shard_from_env() -> Option<(usize, usize)> {
-    let get = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<usize>().ok());
+    let get = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    };
     if let (Some(id), Some(count)) = (get("SLURM_ARRAY_TASK_ID"), get("SLURM_ARRAY_TASK_COUNT")) {
         // Arrays are usually 0-based (--array=0-N); use the id modulo the count.
         if count > 0 {
@@ -319,7 +351,10 @@ mod tests {
             profile: None,
             workload: "pipe".into(),
             variants: vec!["a".into(), "b".into()],
-            sweep: vec![("x".into(), vec!["1".into(), "2".into()]), ("y".into(), vec!["a".into(), "b".into(), "c".into()])],
+            sweep: vec![
+                ("x".into(), vec!["1".into(), "2".into()]),
+                ("y".into(), vec!["a".into(), "b".into(), "c".into()]),
+            ],
             reps: 2,
             seed: 7,
             until_ci: None,
@@ -340,7 +375,10 @@ mod tests {
         assert_eq!(idx.len(), keys.len());
         // Adding repetitions later keeps earlier indices.
         let more = p.keys(2..4);
-        assert!(more.iter().all(|k| !keys.iter().any(|o| o.index == k.index)));
+        assert!(
+            more.iter()
+                .all(|k| !keys.iter().any(|o| o.index == k.index))
+        );
     }
 
     #[test]
@@ -353,7 +391,10 @@ mod tests {
 
     #[test]
     fn sweep_syntax() {
-        assert_eq!(Experiment::parse_sweep("groups=1,2").unwrap(), ("groups".into(), vec!["1".into(), "2".into()]));
+        assert_eq!(
+            Experiment::parse_sweep("groups=1,2").unwrap(),
+            ("groups".into(), vec!["1".into(), "2".into()])
+        );
         assert!(Experiment::parse_sweep("groups").is_err());
         assert!(Experiment::parse_sweep("groups=").is_err());
     }

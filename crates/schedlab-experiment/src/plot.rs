@@ -11,7 +11,10 @@ pub fn to_svg(report: &CompareReport, title: &str) -> Result<String, String> {
     {
         let root = SVGBackend::with_string(&mut buf, (900, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let key = report.points.first().and_then(|p| p.params.keys().next().cloned());
+        let key = report
+            .points
+            .first()
+            .and_then(|p| p.params.keys().next().cloned());
         // X positions: the sweep value when numeric, else its index.
         let xs: Vec<f64> = report
             .points
@@ -20,7 +23,11 @@ pub fn to_svg(report: &CompareReport, title: &str) -> Result<String, String> {
             .map(|(i, p)| {
                 key.as_ref()
                     .and_then(|k| p.params.get(k))
-                    .and_then(|v| v.trim_end_matches(|c: char| c.is_alphabetic()).parse::<f64>().ok())
+                    .and_then(|v| {
+                        v.trim_end_matches(|c: char| c.is_alphabetic())
+                            .parse::<f64>()
+                            .ok()
+                    })
                     .unwrap_or(i as f64)
             })
             .collect();
@@ -39,15 +46,26 @@ pub fn to_svg(report: &CompareReport, title: &str) -> Result<String, String> {
             ymax = 1.0;
         }
         let pad = ((ymax - ymin) * 0.1).max(ymax.abs() * 0.05).max(1e-9);
-        let (xmin, xmax) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
-        let (xmin, xmax) = if xmin < xmax { (xmin, xmax) } else { (xmin - 1.0, xmin + 1.0) };
+        let (xmin, xmax) = xs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        let (xmin, xmax) = if xmin < xmax {
+            (xmin, xmax)
+        } else {
+            (xmin - 1.0, xmin + 1.0)
+        };
         let xpad = (xmax - xmin) * 0.05;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d((xmin - xpad)..(xmax + xpad), (ymin - pad).min(0.0f64.max(ymin - pad))..(ymax + pad))
+            .build_cartesian_2d(
+                (xmin - xpad)..(xmax + xpad),
+                (ymin - pad).min(0.0f64.max(ymin - pad))..(ymax + pad),
+            )
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
@@ -67,12 +85,19 @@ pub fn to_svg(report: &CompareReport, title: &str) -> Result<String, String> {
                 .collect();
             let name = report.points[0].variants[vi].variant.clone();
             chart
-                .draw_series(LineSeries::new(pts.iter().map(|&(x, y, _)| (x, y)), color.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|&(x, y, _)| (x, y)),
+                    color.stroke_width(2),
+                ))
                 .map_err(|e| e.to_string())?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
             chart
-                .draw_series(pts.iter().map(|&(x, y, e)| ErrorBar::new_vertical(x, y - e, y, y + e, color.filled(), 8)))
+                .draw_series(pts.iter().map(|&(x, y, e)| {
+                    ErrorBar::new_vertical(x, y - e, y, y + e, color.filled(), 8)
+                }))
                 .map_err(|e| e.to_string())?;
         }
         chart

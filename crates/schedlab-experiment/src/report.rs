@@ -77,7 +77,6 @@ pub struct CompareReport {
     pub points: Vec<PointStats>,
 }
 
-
 /// Builds the report from records (any order; several shards merged).
 pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> CompareReport {
     let groups = group(records);
@@ -96,7 +95,13 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
             let (ratio, ci_low, ci_high, p_value, significant) = if vi == 0 {
                 (1.0, 1.0, 1.0, 1.0, false)
             } else {
-                (est.ratio, est.ci_low, est.ci_high, est.p_value, est.significant)
+                (
+                    est.ratio,
+                    est.ci_low,
+                    est.ci_high,
+                    est.p_value,
+                    est.significant,
+                )
             };
             let mut counters: BTreeMap<String, f64> = BTreeMap::new();
             for r in &recs {
@@ -105,7 +110,8 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
                 }
                 for m in &r.result.metrics {
                     if m.name != metric.name {
-                        *counters.entry(format!("metric.{}", m.name)).or_default() += m.value / recs.len() as f64;
+                        *counters.entry(format!("metric.{}", m.name)).or_default() +=
+                            m.value / recs.len() as f64;
                     }
                 }
             }
@@ -126,7 +132,10 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
                 counters,
             });
         }
-        points.push(PointStats { params: point.params.iter().cloned().collect(), variants });
+        points.push(PointStats {
+            params: point.params.iter().cloned().collect(),
+            variants,
+        });
     }
     CompareReport {
         schema: COMPARE_SCHEMA.into(),
@@ -163,7 +172,11 @@ impl CompareReport {
         for p in &self.points {
             for v in p.variants.iter().skip(1) {
                 let half = (v.ci_high - v.ci_low) / 2.0 / v.ratio.abs().max(1e-12) * 100.0;
-                worst = if half.is_finite() { worst.max(half) } else { f64::INFINITY };
+                worst = if half.is_finite() {
+                    worst.max(half)
+                } else {
+                    f64::INFINITY
+                };
             }
         }
         worst
@@ -182,9 +195,16 @@ impl CompareReport {
             self.metric.name,
             self.metric.unit,
             better,
-            self.points.first().and_then(|p| p.variants.first()).map_or(0, |v| v.samples.len())
+            self.points
+                .first()
+                .and_then(|p| p.variants.first())
+                .map_or(0, |v| v.samples.len())
         );
-        let names: Vec<&str> = self.points.first().map(|p| p.variants.iter().map(|v| v.variant.as_str()).collect()).unwrap_or_default();
+        let names: Vec<&str> = self
+            .points
+            .first()
+            .map(|p| p.variants.iter().map(|v| v.variant.as_str()).collect())
+            .unwrap_or_default();
         for (i, n) in names.iter().enumerate() {
             out.push_str(&format!("  [{i}] {n}\n"));
         }
@@ -233,7 +253,11 @@ impl CompareReport {
                     "{}: [{i}] vs [0]: {words} (ratio {:.3}, p = {})",
                     point_label(p),
                     v.ratio,
-                    if v.p_value.is_finite() { format!("{:.3}", v.p_value) } else { "n/a".into() }
+                    if v.p_value.is_finite() {
+                        format!("{:.3}", v.p_value)
+                    } else {
+                        "n/a".into()
+                    }
                 ));
             }
         }
@@ -259,14 +283,29 @@ impl CompareReport {
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = keys.clone();
         header.extend(
-            ["variant", "metric", "unit", "n", "mean", "stderr", "ratio", "ci_low", "ci_high", "p_value", "significant"]
-                .iter()
-                .map(|s| s.to_string()),
+            [
+                "variant",
+                "metric",
+                "unit",
+                "n",
+                "mean",
+                "stderr",
+                "ratio",
+                "ci_low",
+                "ci_high",
+                "p_value",
+                "significant",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
         );
         let _ = w.write_record(&header);
         for p in &self.points {
             for v in &p.variants {
-                let mut row: Vec<String> = keys.iter().map(|k| p.params.get(k).cloned().unwrap_or_default()).collect();
+                let mut row: Vec<String> = keys
+                    .iter()
+                    .map(|k| p.params.get(k).cloned().unwrap_or_default())
+                    .collect();
                 row.push(v.variant.clone());
                 row.push(self.metric.name.clone());
                 row.push(self.metric.unit.clone());
@@ -292,6 +331,10 @@ pub fn point_label(p: &PointStats) -> String {
     if p.params.is_empty() {
         "-".into()
     } else {
-        p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        p.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }

@@ -3,8 +3,8 @@
 //! number of threads. Finished runs can be appended to a JSON-lines file as they finish
 //! (`--out`), skipped when already there (`--resume`), and split over machines (`--shard`).
 
-use crate::plan::{Plan, RunKey};
 use crate::ExperimentError;
+use crate::plan::{Plan, RunKey};
 use schedlab_engine::{EndReason, MachineProfile, SimOptions, Simulation};
 use schedlab_metrics::BenchResult;
 use schedlab_topo::Topology;
@@ -69,10 +69,23 @@ impl RunCounters {
             wakeups_to_idle: c.wakeups_to_idle,
             migrations_wake: c.migrations_wake,
             migrations_balance: c.migrations_balance,
-            migrations_numa: c.migrations_by_level.iter().filter(|(l, _)| l.starts_with("NUMA")).map(|(_, n)| n).sum(),
+            migrations_numa: c
+                .migrations_by_level
+                .iter()
+                .filter(|(l, _)| l.starts_with("NUMA"))
+                .map(|(_, n)| n)
+                .sum(),
             cpus_examined: c.cpus_examined,
-            wakeup_lat_p50_ns: if c.wakeup_latency.is_empty() { 0 } else { c.wakeup_latency_ns(50.0) },
-            wakeup_lat_p99_ns: if c.wakeup_latency.is_empty() { 0 } else { c.wakeup_latency_ns(99.0) },
+            wakeup_lat_p50_ns: if c.wakeup_latency.is_empty() {
+                0
+            } else {
+                c.wakeup_latency_ns(50.0)
+            },
+            wakeup_lat_p99_ns: if c.wakeup_latency.is_empty() {
+                0
+            } else {
+                c.wakeup_latency_ns(99.0)
+            },
             busy_fraction: busy as f64 / c.cpu_time_ns().max(1) as f64,
             idle_while_waiting_ns: c.idle_while_waiting_ns,
             elapsed_ns: c.elapsed_ns,
@@ -137,22 +150,37 @@ impl Machine {
     /// Loads the experiment's topology and profile.
     pub fn load(plan: &Plan) -> Result<Self, ExperimentError> {
         let e = &plan.experiment;
-        let opts = TopologyOptions { smt: e.smt, llc_per_node: e.llc_per_node, ..Default::default() };
-        let topo = parse_topology(&e.topology, &opts).map_err(|err| ExperimentError::Input(err.to_string()))?;
+        let opts = TopologyOptions {
+            smt: e.smt,
+            llc_per_node: e.llc_per_node,
+            ..Default::default()
+        };
+        let topo = parse_topology(&e.topology, &opts)
+            .map_err(|err| ExperimentError::Input(err.to_string()))?;
         let profile = match &e.profile {
-            Some(p) => MachineProfile::load(p).map_err(|err| ExperimentError::Input(err.to_string()))?,
+            Some(p) => {
+                MachineProfile::load(p).map_err(|err| ExperimentError::Input(err.to_string()))?
+            }
             None => MachineProfile::for_preset(&e.topology),
         };
-        Ok(Machine { topo: Arc::new(topo), profile })
+        Ok(Machine {
+            topo: Arc::new(topo),
+            profile,
+        })
     }
 }
 
 /// The workload spec of a point (base spec with the point's parameters applied).
-pub fn point_workload(plan: &Plan, point: usize) -> Result<schedlab_workloads::WorkloadSpec, ExperimentError> {
+pub fn point_workload(
+    plan: &Plan,
+    point: usize,
+) -> Result<schedlab_workloads::WorkloadSpec, ExperimentError> {
     let mut spec = schedlab_workloads::parse_spec(&plan.experiment.workload)
         .map_err(|e| ExperimentError::Input(e.to_string()))?;
     for (k, v) in &plan.points[point].params {
-        spec = spec.with_param(k, v).map_err(|e| ExperimentError::Input(format!("--sweep {k}={v}: {e}")))?;
+        spec = spec
+            .with_param(k, v)
+            .map_err(|e| ExperimentError::Input(format!("--sweep {k}={v}: {e}")))?;
     }
     Ok(spec)
 }
@@ -168,12 +196,19 @@ pub struct SingleRun {
 }
 
 /// Runs one (point, variant, repetition).
-pub fn run_one(plan: &Plan, machine: &Machine, key: RunKey, trace: bool) -> Result<SingleRun, ExperimentError> {
+pub fn run_one(
+    plan: &Plan,
+    machine: &Machine,
+    key: RunKey,
+    trace: bool,
+) -> Result<SingleRun, ExperimentError> {
     let spec = point_workload(plan, key.point)?;
-    let inst = schedlab_workloads::instantiate(&spec, &machine.topo).map_err(|e| ExperimentError::Input(e.to_string()))?;
+    let inst = schedlab_workloads::instantiate(&spec, &machine.topo)
+        .map_err(|e| ExperimentError::Input(e.to_string()))?;
     let seed = plan.seed(key.rep);
     let variant = &plan.experiment.variants[key.variant];
-    let built = schedlab_policies::build(variant, &machine.topo, seed).map_err(|e| ExperimentError::Input(e.to_string()))?;
+    let built = schedlab_policies::build(variant, &machine.topo, seed)
+        .map_err(|e| ExperimentError::Input(e.to_string()))?;
     let name = built.name.clone();
     let mut sim = Simulation::new(
         machine.topo.clone(),
@@ -182,7 +217,11 @@ pub fn run_one(plan: &Plan, machine: &Machine, key: RunKey, trace: bool) -> Resu
         built.policy,
         built.balancer,
         inst.workload.clone(),
-        SimOptions { seed, trace, ..Default::default() },
+        SimOptions {
+            seed,
+            trace,
+            ..Default::default()
+        },
     )
     .map_err(ExperimentError::Input)?;
     let end = sim.run();
@@ -195,9 +234,14 @@ pub fn run_one(plan: &Plan, machine: &Machine, key: RunKey, trace: bool) -> Resu
         )));
     }
     if end == EndReason::EventLimit {
-        return Err(ExperimentError::Run(format!("{} under {name} hit the event limit", spec.to_string())));
+        return Err(ExperimentError::Run(format!(
+            "{} under {name} hit the event limit",
+            spec.to_string()
+        )));
     }
-    let result = inst.result(&sim, &end).map_err(|e| ExperimentError::Run(e.to_string()))?;
+    let result = inst
+        .result(&sim, &end)
+        .map_err(|e| ExperimentError::Run(e.to_string()))?;
     let counters = RunCounters::from_engine(sim.counters());
     let counters_text = sim.counters().to_text();
     let tr = sim.take_trace();
@@ -240,7 +284,12 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<RunRecord>, ExperimentError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(ExperimentError::Io(format!("cannot read {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(ExperimentError::Io(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
     };
     let mut v = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -251,7 +300,13 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<RunRecord>, ExperimentError> {
             Ok(x) => x,
             // A half-written last line (killed mid-write) is dropped, not fatal.
             Err(_) if i + 1 == text.lines().count() => continue,
-            Err(e) => return Err(ExperimentError::Input(format!("{}:{}: {e}", path.display(), i + 1))),
+            Err(e) => {
+                return Err(ExperimentError::Input(format!(
+                    "{}:{}: {e}",
+                    path.display(),
+                    i + 1
+                )));
+            }
         };
         if value.get("schema").and_then(|s| s.as_str()) != Some(RUN_SCHEMA) {
             continue;
@@ -281,8 +336,10 @@ pub fn execute(
     let bar = if opts.progress {
         let b = indicatif::ProgressBar::new(todo.len() as u64);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         Some(b)
     } else {

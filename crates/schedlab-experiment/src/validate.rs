@@ -51,12 +51,30 @@ pub struct CaseResult {
 
 /// Names and descriptions of all cases.
 pub const CASES: &[(&str, &str)] = &[
-    ("R1", "wakeup buddy vs default, Linux 3.10, 4x10c SMT-2 (westmere-4s40c)"),
-    ("R2", "select_idle_sibling rewrite OLD vs NEW (and no search), Linux 4.6, 2x12c SMT-2 (xeon-2s12c)"),
-    ("R3", "2.5.59 NUMA balancer orig vs ingo / ingofix / ingoB0, NEC TX7 4 nodes x 2 CPUs (tx7-4n2c)"),
-    ("Q1", "a 1:1 pipe pair: stacked on one CPU beats split over two LLCs by 1.5-10x (two presets)"),
-    ("Q2", "many 1:1 pairs near clients = CPUs: a wider/costlier idle search deepens the throughput cliff (two presets)"),
-    ("Q3", "hackbench: a wider search helps below the CPU count and loses far above it (two presets)"),
+    (
+        "R1",
+        "wakeup buddy vs default, Linux 3.10, 4x10c SMT-2 (westmere-4s40c)",
+    ),
+    (
+        "R2",
+        "select_idle_sibling rewrite OLD vs NEW (and no search), Linux 4.6, 2x12c SMT-2 (xeon-2s12c)",
+    ),
+    (
+        "R3",
+        "2.5.59 NUMA balancer orig vs ingo / ingofix / ingoB0, NEC TX7 4 nodes x 2 CPUs (tx7-4n2c)",
+    ),
+    (
+        "Q1",
+        "a 1:1 pipe pair: stacked on one CPU beats split over two LLCs by 1.5-10x (two presets)",
+    ),
+    (
+        "Q2",
+        "many 1:1 pairs near clients = CPUs: a wider/costlier idle search deepens the throughput cliff (two presets)",
+    ),
+    (
+        "Q3",
+        "hackbench: a wider search helps below the CPU count and loses far above it (two presets)",
+    ),
 ];
 
 /// Options of a validation run.
@@ -70,7 +88,13 @@ pub struct ValidateOptions {
     pub progress: bool,
 }
 
-fn exp(topology: &str, workload: &str, variants: &[&str], sweep: Vec<(&str, Vec<String>)>, reps: usize) -> Experiment {
+fn exp(
+    topology: &str,
+    workload: &str,
+    variants: &[&str],
+    sweep: Vec<(&str, Vec<String>)>,
+    reps: usize,
+) -> Experiment {
     Experiment {
         topology: topology.into(),
         smt: None,
@@ -92,12 +116,18 @@ fn vals(xs: &[u64]) -> Vec<String> {
 
 fn run(e: Experiment, o: &ValidateOptions) -> Result<CompareReport, ExperimentError> {
     let plan = Plan::new(e);
-    let opts = ExecOptions { jobs: o.jobs, progress: o.progress, ..Default::default() };
+    let opts = ExecOptions {
+        jobs: o.jobs,
+        progress: o.progress,
+        ..Default::default()
+    };
     Ok(crate::compare(&plan, &opts)?.report)
 }
 
 fn point<'a>(r: &'a CompareReport, key: &str, value: &str) -> Option<&'a PointStats> {
-    r.points.iter().find(|p| p.params.get(key).map(String::as_str) == Some(value))
+    r.points
+        .iter()
+        .find(|p| p.params.get(key).map(String::as_str) == Some(value))
 }
 
 fn variant(p: &PointStats, i: usize) -> &VariantStats {
@@ -121,11 +151,27 @@ fn ratio_check(name: String, published: f64, v: &VariantStats, rule: Rule) -> Ch
     let (pass, why) = match rule {
         Rule::Above(min) => (
             v.significant && v.ratio > 1.0 && v.ratio >= min,
-            format!("needs a significant ratio > 1{}", if min > 1.0 { format!(" and >= {min}") } else { String::new() }),
+            format!(
+                "needs a significant ratio > 1{}",
+                if min > 1.0 {
+                    format!(" and >= {min}")
+                } else {
+                    String::new()
+                }
+            ),
         ),
-        Rule::Below => (v.significant && v.ratio < 1.0, "needs a significant ratio < 1".to_string()),
-        Rule::NotBelow => (!(v.significant && v.ratio < 1.0), "must not be significantly below 1".to_string()),
-        Rule::Same => (!v.significant, "needs no significant difference".to_string()),
+        Rule::Below => (
+            v.significant && v.ratio < 1.0,
+            "needs a significant ratio < 1".to_string(),
+        ),
+        Rule::NotBelow => (
+            !(v.significant && v.ratio < 1.0),
+            "must not be significantly below 1".to_string(),
+        ),
+        Rule::Same => (
+            !v.significant,
+            "needs no significant difference".to_string(),
+        ),
     };
     Check {
         name,
@@ -140,7 +186,11 @@ fn ratio_check(name: String, published: f64, v: &VariantStats, rule: Rule) -> Ch
             v.ci_low,
             v.ci_high,
             v.p_value,
-            if v.significant { " (significant)" } else { " (not significant)" }
+            if v.significant {
+                " (significant)"
+            } else {
+                " (not significant)"
+            }
         ),
     }
 }
@@ -158,7 +208,15 @@ fn missing(name: String) -> Check {
 }
 
 fn value_check(name: String, published: f64, simulated: f64, pass: bool, detail: String) -> Check {
-    Check { name, pass, published, simulated, ci_low: f64::NAN, ci_high: f64::NAN, detail }
+    Check {
+        name,
+        pass,
+        published,
+        simulated,
+        ci_low: f64::NAN,
+        ci_high: f64::NAN,
+        detail,
+    }
 }
 
 fn counter(v: &VariantStats, key: &str) -> f64 {
@@ -187,16 +245,31 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
             // hackbench -g 400 -l 400: loops scaled to 10 (quick 4): time per loop is constant
             // once all groups are running, so the ratio of times is kept.
             let hb = run(
-                exp("westmere-4s40c", &format!("hackbench:groups=400,loops={}", if q { 4 } else { 10 }), &vs, vec![], if q { 2 } else { 3 }),
+                exp(
+                    "westmere-4s40c",
+                    &format!("hackbench:groups=400,loops={}", if q { 4 } else { 10 }),
+                    &vs,
+                    vec![],
+                    if q { 2 } else { 3 },
+                ),
                 o,
             )?;
             tables += &hb.to_table();
             let v = variant(&hb.points[0], 1);
-            let mut c = ratio_check("hackbench -g 400: WAKEUP_BUDDY slower by >= 1.5x".into(), 9.969 / 4.095, v, Rule::Above(1.5));
+            let mut c = ratio_check(
+                "hackbench -g 400: WAKEUP_BUDDY slower by >= 1.5x".into(),
+                9.969 / 4.095,
+                v,
+                Rule::Above(1.5),
+            );
             c.detail += " (published 2.43x: 9.97 s vs 4.10 s)";
             checks.push(c);
             // tbench 30 s scaled to 300 ms (quick 150 ms): throughput is a rate.
-            let clients: &[u64] = if q { &[1, 20, 80, 160, 320] } else { &[1, 5, 10, 20, 40, 80, 160, 320] };
+            let clients: &[u64] = if q {
+                &[1, 20, 80, 160, 320]
+            } else {
+                &[1, 5, 10, 20, 40, 80, 160, 320]
+            };
             let tb = run(
                 exp(
                     "westmere-4s40c",
@@ -222,11 +295,14 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                 if !clients.contains(&n) || n == 40 {
                     continue;
                 }
-                let name = format!("tbench {n} clients: WAKEUP_BUDDY {}", match n {
-                    80 | 160 => "higher",
-                    320 => "not lower",
-                    _ => "no significant difference",
-                });
+                let name = format!(
+                    "tbench {n} clients: WAKEUP_BUDDY {}",
+                    match n {
+                        80 | 160 => "higher",
+                        320 => "not lower",
+                        _ => "no significant difference",
+                    }
+                );
                 let rule = match n {
                     80 | 160 => Rule::Above(1.0),
                     320 => Rule::NotBelow,
@@ -238,7 +314,16 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                 }
             }
             let tasks: &[u64] = if q { &[160] } else { &[160, 640] };
-            let aim = run(exp("westmere-4s40c", "aim7-compute", &vs, vec![("tasks", vals(tasks))], if q { 2 } else { 3 }), o)?;
+            let aim = run(
+                exp(
+                    "westmere-4s40c",
+                    "aim7-compute",
+                    &vs,
+                    vec![("tasks", vals(tasks))],
+                    if q { 2 } else { 3 },
+                ),
+                o,
+            )?;
             tables += &aim.to_table();
             for &n in tasks {
                 let name = format!("aim7 compute {n} tasks: no significant difference");
@@ -254,7 +339,11 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                 "linux-4.6,NO_OLD_IDLE,NO_ORDER_IDLE,IDLE_CORE,IDLE_CPU,IDLE_SMT",
                 "linux-4.6,NO_OLD_IDLE,NO_ORDER_IDLE,NO_IDLE_CORE,NO_IDLE_CPU,NO_IDLE_SMT",
             ];
-            let clients: &[u64] = if q { &[1, 8, 32, 256] } else { &[1, 2, 4, 8, 16, 32, 64, 128, 256] };
+            let clients: &[u64] = if q {
+                &[1, 8, 32, 256]
+            } else {
+                &[1, 2, 4, 8, 16, 32, 64, 128, 256]
+            };
             let tb = run(
                 exp(
                     "xeon-2s12c",
@@ -286,9 +375,19 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                     continue;
                 };
                 if n <= 8 {
-                    checks.push(ratio_check(format!("tbench {n} clients: NEW vs OLD no significant difference"), pubr, variant(p, 1), Rule::Same));
+                    checks.push(ratio_check(
+                        format!("tbench {n} clients: NEW vs OLD no significant difference"),
+                        pubr,
+                        variant(p, 1),
+                        Rule::Same,
+                    ));
                 } else if n == 32 {
-                    checks.push(ratio_check(format!("tbench {n} clients: NEW clearly ahead of OLD"), pubr, variant(p, 1), Rule::Above(1.05)));
+                    checks.push(ratio_check(
+                        format!("tbench {n} clients: NEW clearly ahead of OLD"),
+                        pubr,
+                        variant(p, 1),
+                        Rule::Above(1.05),
+                    ));
                     let none = variant(p, 2);
                     let new = variant(p, 1);
                     let pass = none.mean > new.mean && none.significant && none.ratio > 1.0;
@@ -297,10 +396,20 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                         f64::NAN,
                         none.mean / new.mean,
                         pass,
-                        format!("no-search {:.1} vs NEW {:.1} vs OLD {:.1} MB/s", none.mean, new.mean, variant(p, 0).mean),
+                        format!(
+                            "no-search {:.1} vs NEW {:.1} vs OLD {:.1} MB/s",
+                            none.mean,
+                            new.mean,
+                            variant(p, 0).mean
+                        ),
                     ));
                 } else {
-                    checks.push(ratio_check(format!("tbench {n} clients: NEW not below OLD"), pubr, variant(p, 1), Rule::NotBelow));
+                    checks.push(ratio_check(
+                        format!("tbench {n} clients: NEW not below OLD"),
+                        pubr,
+                        variant(p, 1),
+                        Rule::NotBelow,
+                    ));
                 }
                 if n == 256 {
                     let old = counter(variant(p, 0), "metric.max_latency_ms");
@@ -316,15 +425,31 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
             }
         }
         "R3" => {
-            let vs = ["linux-2.5.59", "linux-2.5.59,ingo", "linux-2.5.59,ingofix", "linux-2.5.59,ingoB0"];
+            let vs = [
+                "linux-2.5.59",
+                "linux-2.5.59,ingo",
+                "linux-2.5.59,ingofix",
+                "linux-2.5.59,ingoB0",
+            ];
             let groups: &[u64] = if q { &[10, 50] } else { &[10, 25, 50, 100] };
             // hackbench's default 100 loops scaled to 20 (quick 10).
             let hb = run(
-                exp("tx7-4n2c", &format!("hackbench:loops={}", if q { 10 } else { 20 }), &vs, vec![("groups", vals(groups))], if q { 2 } else { 4 }),
+                exp(
+                    "tx7-4n2c",
+                    &format!("hackbench:loops={}", if q { 10 } else { 20 }),
+                    &vs,
+                    vec![("groups", vals(groups))],
+                    if q { 2 } else { 4 },
+                ),
                 o,
             )?;
             tables += &hb.to_table();
-            let published = [(10, 1.70 / 0.77, 0.84 / 0.77), (25, 3.11 / 1.91, 2.12 / 1.91), (50, 4.85 / 3.77, 4.20 / 3.77), (100, 8.80 / 7.78, 8.04 / 7.78)];
+            let published = [
+                (10, 1.70 / 0.77, 0.84 / 0.77),
+                (25, 3.11 / 1.91, 2.12 / 1.91),
+                (50, 4.85 / 3.77, 4.20 / 3.77),
+                (100, 8.80 / 7.78, 8.04 / 7.78),
+            ];
             for &(n, ingo, b0) in &published {
                 if !groups.contains(&n) {
                     continue;
@@ -333,7 +458,12 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                     checks.push(missing(format!("hackbench {n}")));
                     continue;
                 };
-                checks.push(ratio_check(format!("hackbench {n} groups: ingo slower than orig"), ingo, variant(p, 1), Rule::Above(1.0)));
+                checks.push(ratio_check(
+                    format!("hackbench {n} groups: ingo slower than orig"),
+                    ingo,
+                    variant(p, 1),
+                    Rule::Above(1.0),
+                ));
                 let d = |i: usize| (variant(p, i).ratio - 1.0).abs();
                 let pass = d(3) <= d(1) && d(3) <= d(2);
                 checks.push(value_check(
@@ -341,18 +471,34 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                     b0,
                     variant(p, 3).ratio,
                     pass,
-                    format!("ratios to orig: ingo {:.3}, ingofix {:.3}, ingoB0 {:.3}", variant(p, 1).ratio, variant(p, 2).ratio, variant(p, 3).ratio),
+                    format!(
+                        "ratios to orig: ingo {:.3}, ingofix {:.3}, ingoB0 {:.3}",
+                        variant(p, 1).ratio,
+                        variant(p, 2).ratio,
+                        variant(p, 3).ratio
+                    ),
                 ));
             }
             let ns: &[u64] = if q { &[8, 16] } else { &[8, 16, 32] };
-            let nt = run(exp("tx7-4n2c", "numa-test", &vs, vec![("tasks", vals(ns))], if q { 2 } else { 3 }), o)?;
+            let nt = run(
+                exp(
+                    "tx7-4n2c",
+                    "numa-test",
+                    &vs,
+                    vec![("tasks", vals(ns))],
+                    if q { 2 } else { 3 },
+                ),
+                o,
+            )?;
             tables += &nt.to_table();
             for &n in ns {
                 let Some(p) = point(&nt, "tasks", &n.to_string()) else {
                     checks.push(missing(format!("numa_test {n}")));
                     continue;
                 };
-                let best_other = (1..4).map(|i| variant(p, i).mean).fold(f64::INFINITY, f64::min);
+                let best_other = (1..4)
+                    .map(|i| variant(p, i).mean)
+                    .fold(f64::INFINITY, f64::min);
                 let orig = variant(p, 0).mean;
                 checks.push(value_check(
                     format!("numa_test N={n}: orig fastest"),
@@ -362,7 +508,10 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                     format!("elapsed orig {orig:.4} vs best other {best_other:.4}"),
                 ));
             }
-            let kb = run(exp("tx7-4n2c", "kernbench", &vs, vec![], if q { 2 } else { 3 }), o)?;
+            let kb = run(
+                exp("tx7-4n2c", "kernbench", &vs, vec![], if q { 2 } else { 3 }),
+                o,
+            )?;
             tables += &kb.to_table();
             let p = &kb.points[0];
             let user = |i: usize| counter(variant(p, i), "metric.user_s");
@@ -380,13 +529,21 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
             for preset in ["core2quad", "westmere-2s20c"] {
                 let (stacked, split) = validate_q1(preset, if q { 20_000 } else { 100_000 })?;
                 let ratio = split / stacked;
-                tables += &format!("{preset}: pipe pair stacked {:.3} us/op, split over two LLCs {:.3} us/op, ratio {ratio:.2}\n", stacked / 1e3, split / 1e3);
+                tables += &format!(
+                    "{preset}: pipe pair stacked {:.3} us/op, split over two LLCs {:.3} us/op, ratio {ratio:.2}\n",
+                    stacked / 1e3,
+                    split / 1e3
+                );
                 checks.push(value_check(
                     format!("{preset}: split / stacked in 1.5-10x"),
                     f64::NAN,
                     ratio,
                     (1.5..=10.0).contains(&ratio),
-                    format!("stacked {:.2} us/op, split {:.2} us/op", stacked / 1e3, split / 1e3),
+                    format!(
+                        "stacked {:.2} us/op, split {:.2} us/op",
+                        stacked / 1e3,
+                        split / 1e3
+                    ),
                 ));
             }
         }
@@ -395,11 +552,20 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                 let vs = ["linux-6.0", "linux-6.0,NO_SIS_UTIL,NO_SIS_PROP"];
                 let pts = [ncpu / 2, ncpu];
                 let r = run(
-                    exp(preset, &format!("netperf-rr:duration={}", if q { "50ms" } else { "150ms" }), &vs, vec![("pairs", vals(&pts))], 2),
+                    exp(
+                        preset,
+                        &format!("netperf-rr:duration={}", if q { "50ms" } else { "150ms" }),
+                        &vs,
+                        vec![("pairs", vals(&pts))],
+                        2,
+                    ),
                     o,
                 )?;
                 tables += &r.to_table();
-                let per_pair = |i: usize, n: u64| point(&r, "pairs", &n.to_string()).map_or(f64::NAN, |p| variant(p, i).mean / n as f64);
+                let per_pair = |i: usize, n: u64| {
+                    point(&r, "pairs", &n.to_string())
+                        .map_or(f64::NAN, |p| variant(p, i).mean / n as f64)
+                };
                 let cliff = |i: usize| per_pair(i, ncpu) / per_pair(i, ncpu / 2);
                 let (narrow, wide) = (cliff(0), cliff(1));
                 checks.push(value_check(
@@ -418,19 +584,34 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                 let low = 1u64;
                 let high = 16u64;
                 let r = run(
-                    exp(preset, &format!("hackbench:fds=10,loops={}", if q { 20 } else { 50 }), &vs, vec![("groups", vals(&[low, high]))], 2),
+                    exp(
+                        preset,
+                        &format!("hackbench:fds=10,loops={}", if q { 20 } else { 50 }),
+                        &vs,
+                        vec![("groups", vals(&[low, high]))],
+                        2,
+                    ),
                     o,
                 )?;
                 tables += &r.to_table();
-                if let (Some(pl), Some(ph)) = (point(&r, "groups", &low.to_string()), point(&r, "groups", &high.to_string())) {
+                if let (Some(pl), Some(ph)) = (
+                    point(&r, "groups", &low.to_string()),
+                    point(&r, "groups", &high.to_string()),
+                ) {
                     checks.push(ratio_check(
-                        format!("{preset}: {} tasks < {ncpu} CPUs: the wide search is faster", 20 * low),
+                        format!(
+                            "{preset}: {} tasks < {ncpu} CPUs: the wide search is faster",
+                            20 * low
+                        ),
                         f64::NAN,
                         variant(pl, 1),
                         Rule::Below,
                     ));
                     checks.push(ratio_check(
-                        format!("{preset}: {} tasks >> {ncpu} CPUs: the wide search loses", 20 * high),
+                        format!(
+                            "{preset}: {} tasks >> {ncpu} CPUs: the wide search loses",
+                            20 * high
+                        ),
                         f64::NAN,
                         variant(ph, 1),
                         Rule::Above(1.0),
@@ -442,7 +623,12 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
         }
         _ => unreachable!(),
     }
-    Ok(CaseResult { name, description, checks, tables })
+    Ok(CaseResult {
+        name,
+        description,
+        checks,
+        tables,
+    })
 }
 
 /// Q1's two fixed placements of one pipe ping-pong pair: both tasks pinned to CPU 0, or
@@ -452,7 +638,8 @@ pub fn validate_q1(preset: &str, loops: u64) -> Result<(f64, f64), ExperimentErr
     use schedlab_engine::{EndReason, MachineProfile, SimOptions, Simulation};
     use std::sync::Arc;
     let topo = Arc::new(
-        schedlab_topo::preset(preset).ok_or_else(|| ExperimentError::Input(format!("unknown preset {preset}")))?,
+        schedlab_topo::preset(preset)
+            .ok_or_else(|| ExperimentError::Input(format!("unknown preset {preset}")))?,
     );
     let other_llc = (0..topo.nr_cpus())
         .find(|&c| !topo.cpus_share_cache(0, c))
@@ -463,7 +650,8 @@ pub fn validate_q1(preset: &str, loops: u64) -> Result<(f64, f64), ExperimentErr
         let n = topo.nr_cpus();
         w.specs[0].affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [a]));
         w.specs[1].affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [b]));
-        let built = schedlab_policies::build("linux-6.6", &topo, 1).map_err(|e| ExperimentError::Input(e.to_string()))?;
+        let built = schedlab_policies::build("linux-6.6", &topo, 1)
+            .map_err(|e| ExperimentError::Input(e.to_string()))?;
         let mut sim = Simulation::new(
             topo.clone(),
             MachineProfile::for_preset(preset),
@@ -484,7 +672,14 @@ pub fn validate_q1(preset: &str, loops: u64) -> Result<(f64, f64), ExperimentErr
 }
 
 /// Runs the given cases (all when empty).
-pub fn run_cases(names: &[String], o: &ValidateOptions) -> Result<Vec<CaseResult>, ExperimentError> {
-    let list: Vec<String> = if names.is_empty() { CASES.iter().map(|c| c.0.to_string()).collect() } else { names.to_vec() };
+pub fn run_cases(
+    names: &[String],
+    o: &ValidateOptions,
+) -> Result<Vec<CaseResult>, ExperimentError> {
+    let list: Vec<String> = if names.is_empty() {
+        CASES.iter().map(|c| c.0.to_string()).collect()
+    } else {
+        names.to_vec()
+    };
     list.iter().map(|n| run_case(n, o)).collect()
 }

@@ -1,0 +1,207 @@
+//! Experiments end to end: determinism across job counts, shards merged equal a straight
+//! run, a killed and resumed sweep loses nothing, and every shipped experiment file parses.
+
+use schedlab_experiment::plan::{Experiment, Plan};
+use schedlab_experiment::runner::ExecOptions;
+use schedlab_experiment::{compare, merge};
+use std::path::PathBuf;
+
+fn small() -> Experiment {
+    Experiment {
+        topology: "desktop-4c8t".into(),
+        smt: None,
+        llc_per_node: None,
+        profile: None,
+        workload: "pipe:loops=2000".into(),
+        variants: vec!["linux-6.6".into(), "waker".into()],
+        sweep: vec![("pairs".into(), vec!["1".into(), "2".into()])],
+        reps: 2,
+        seed: 5,
+        until_ci: None,
+        max_reps: 30,
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-exp-{}-{name}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    dir.join(format!("{name}.jsonl"))
+}
+
+#[test]
+fn json_is_identical_for_one_and_two_jobs() {
+    let plan = Plan::new(small());
+    let a = compare(
+        &plan,
+        &ExecOptions {
+            jobs: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let b = compare(
+        &plan,
+        &ExecOptions {
+            jobs: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(a.report.to_json(), b.report.to_json());
+    assert_eq!(a.report.points.len(), 2);
+    assert_eq!(a.report.points[0].variants[0].samples.len(), 2);
+    let j: serde_json::Value = serde_json::from_str(&a.report.to_json()).unwrap();
+    assert_eq!(j["schema"], "schedlab.compare/1");
+    for key in [
+        "variant",
+        "samples",
+        "mean",
+        "stderr",
+        "ratio",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "significant",
+        "counters",
+    ] {
+        assert!(
+            j["points"][0]["variants"][1].get(key).is_some(),
+            "missing {key}"
+        );
+    }
+    assert!(matches!(
+        j["metric"]["better"].as_str(),
+        Some("higher") | Some("lower")
+    ));
+}
+
+#[test]
+fn shards_merge_to_the_straight_run_and_resume_loses_nothing() {
+    let plan = Plan::new(small());
+    let straight = compare(
+        &plan,
+        &ExecOptions {
+            jobs: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut files = Vec::new();
+    for k in 0..3 {
+        let f = tmp(&format!("shard{k}"));
+        let _ = std::fs::remove_file(&f);
+        let out = compare(
+            &plan,
+            &ExecOptions {
+                jobs: 1,
+                out: Some(f.clone()),
+                shard: Some((k, 3)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(out.sharded);
+        files.push(f);
+    }
+    let (_, merged) = merge(&files).unwrap();
+    assert_eq!(merged.to_json(), straight.report.to_json());
+    // Missing shard: a clear error.
+    let err = merge(&files[..2]).err().unwrap().to_string();
+    assert!(err.contains("missing"), "{err}");
+    // Duplicated shard: a clear error.
+    let dup = vec![
+        files[0].clone(),
+        files[0].clone(),
+        files[1].clone(),
+        files[2].clone(),
+    ];
+    let err = merge(&dup).err().unwrap().to_string();
+    assert!(err.contains("appears 2 times"), "{err}");
+
+    // "Kill" a run: keep the header and the first two run lines, plus a torn last line.
+    let full = tmp("full");
+    let _ = std::fs::remove_file(&full);
+    compare(
+        &plan,
+        &ExecOptions {
+            jobs: 1,
+            out: Some(full.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&full).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1 + 8,
+        "header + 2 points x 2 reps x 2 variants"
+    );
+    let killed = format!(
+        "{}\n{}\n{}\n{}",
+        lines[0],
+        lines[1],
+        lines[2],
+        &lines[3][..lines[3].len() / 2]
+    );
+    std::fs::write(&full, killed).unwrap();
+    let resumed = compare(
+        &plan,
+        &ExecOptions {
+            jobs: 2,
+            out: Some(full.clone()),
+            resume: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(resumed.report.to_json(), straight.report.to_json());
+    let (_, from_file) = merge(std::slice::from_ref(&full)).unwrap();
+    assert_eq!(from_file.to_json(), straight.report.to_json());
+}
+
+#[test]
+fn shipped_experiment_files_parse() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) == Some("toml") {
+            let (exp, desc) =
+                Experiment::from_file(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert!(desc.is_some(), "{} has no description", p.display());
+            let plan = Plan::new(exp);
+            schedlab_experiment::prepare(&plan).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 8, "only {n} experiment files");
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let mut e = small();
+    e.variants = vec!["linux-9.99".into()];
+    let err = schedlab_experiment::prepare(&Plan::new(e))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("linux-9.99"), "{err}");
+    let mut e = small();
+    e.workload = "hackbnech".into();
+    let err = schedlab_experiment::prepare(&Plan::new(e))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("hackbench"),
+        "should suggest the closest name: {err}"
+    );
+    let mut e = small();
+    e.topology = "westmere-2s".into();
+    let err = schedlab_experiment::prepare(&Plan::new(e))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("westmere-2s20c"), "{err}");
+}
