@@ -68,12 +68,13 @@ fn main() {
         let wall = t0.elapsed().as_secs_f64();
         let c = sim.counters();
         println!(
-            "{:<22} {:>10} events {:>8.2} M ev/s  {:>8.2} sim-s/s  {:?}",
+            "{:<22} {:>10} events {:>8.2} M ev/s  {:>8.2} sim-s/s  {:?}  max queue {}",
             s.name,
             c.events,
             c.events as f64 / wall / 1e6,
             c.elapsed_ns as f64 / 1e9 / wall,
-            end
+            end,
+            sim.max_queue_len()
         );
     }
 }

@@ -49,6 +49,11 @@ pub struct CpuCosts {
     pub remote_memory_slowdown: f64,
     /// Parent-side cost of fork (copying the address space description), ns.
     pub fork_ns: u64,
+    /// Run-to-run noise: each CPU burst (user work or syscall) takes `1 ± jitter` (uniform)
+    /// times its nominal cost, drawn from the run's machine stream. Real machines vary from
+    /// interrupts, frequency and cache state; this makes repetitions with different seeds
+    /// differ by a little, as on hardware. 0 makes every repetition identical.
+    pub jitter: f64,
 }
 
 /// Cache refetch costs, per 64-byte line, by how far the task moved.
@@ -153,6 +158,7 @@ impl Default for CpuCosts {
             syscall_ns: 150,
             remote_memory_slowdown: 0.5,
             fork_ns: 30_000,
+            jitter: 0.02,
         }
     }
 }
@@ -306,6 +312,13 @@ impl MachineProfile {
                     "must be in (0, 1]",
                 ));
             }
+        }
+        if self.cpu.jitter >= 1.0 {
+            return Err(bad(
+                "cpu.jitter",
+                self.cpu.jitter.to_string(),
+                "must be in [0, 1)",
+            ));
         }
         if self.cache.line_bytes == 0 {
             return Err(bad("cache.line_bytes", "0".into(), "must be positive"));

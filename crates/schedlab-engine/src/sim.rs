@@ -31,11 +31,11 @@ use crate::task::{
     LockRef, Op, Slot, SpecId, TaskId, TaskSpec, WAKE_ALL, Workload, nice_to_weight,
 };
 use crate::time::Time;
+use dary_heap::QuaternaryHeap as BinaryHeap;
 use hdrhistogram::Histogram;
 use schedlab_topo::{CpuId, CpuSet, DomainLevel, SchedDomains, Topology};
 use schedlab_trace::{PrevState, ThreadInfo, Trace, TraceEvent};
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// Options of one run.
@@ -174,6 +174,7 @@ pub struct Simulation {
     hists: Vec<Histogram<u64>>,
     global_slots: Vec<Time>,
     rng: SimRng,
+    noise: SimRng,
     counters: Counters,
     trace: Option<Trace>,
     hash: u64,
@@ -184,6 +185,8 @@ pub struct Simulation {
     nr_waiting: usize,
     pub(crate) nr_overloaded: usize,
     core_busy: Vec<u8>,
+    smt: bool,
+    max_queue: usize,
     /// SMT siblings of each CPU, itself excluded.
     smt_sibs: Vec<Vec<CpuId>>,
     place_steps: [u64; 16],
@@ -354,6 +357,7 @@ impl Simulation {
             hists: (0..workload.hists.len()).map(|_| hist()).collect(),
             global_slots: vec![0; workload.global_slots],
             rng: stream(opts.seed, Stream::Workload),
+            noise: stream(opts.seed, Stream::Machine),
             counters,
             trace,
             hash: 0xcbf2_9ce4_8422_2325,
@@ -364,6 +368,8 @@ impl Simulation {
             nr_waiting: 0,
             nr_overloaded: 0,
             core_busy: vec![0; topo.nr_cores()],
+            smt: topo.smt_present(),
+            max_queue: 0,
             smt_sibs: (0..n)
                 .map(|c| topo.smt_siblings(c).iter().filter(|&s| s != c).collect())
                 .collect(),
@@ -400,6 +406,7 @@ impl Simulation {
             seq: self.seq,
             ev,
         });
+        self.max_queue = self.max_queue.max(self.queue.len());
     }
 
     fn view(&self) -> SchedView<'_> {
@@ -887,10 +894,11 @@ impl Simulation {
                 self.nr_idle_cpus += 1;
                 self.core_busy[core] -= 1;
             }
+            // Utilisation accrues while busy: close the interval before the level changes.
+            self.sync_cpu_pelt(cpu);
         }
-        self.sync_cpu_pelt(cpu);
         self.cpus[cpu].curr = curr;
-        if was_busy != busy && self.topo.smt_present() {
+        if was_busy != busy && self.smt {
             for i in 0..self.smt_sibs[cpu].len() {
                 let s = self.smt_sibs[cpu][i];
                 if self.cpus[s].curr.is_some() && self.executing != Some(s) {
@@ -1197,7 +1205,7 @@ impl Simulation {
         self.cpus[cpu].seg_gen = self.cpus[cpu].seg_gen.wrapping_add(1);
         self.cpus[cpu].seg_queued = false;
         // has_idle_cores: set when a CPU goes idle and all of its siblings are idle.
-        if self.topo.smt_present() {
+        if self.smt {
             let view = self.view();
             if view.core_idle(cpu) {
                 let llc = self.topo.cpu(cpu).llc;
@@ -2044,6 +2052,10 @@ impl Simulation {
             cost += self.op_extra_cost;
             self.op_extra_cost = 0.0;
             if cost > 0.0 {
+                let j = self.profile.cpu.jitter;
+                if j > 0.0 {
+                    cost *= 1.0 + j * (2.0 * crate::rng::unit_f64(&mut self.noise) - 1.0);
+                }
                 self.tasks[t].seg_left += cost;
                 return StepOutcome::Run;
             }
@@ -2097,6 +2109,10 @@ impl Simulation {
     /// The workload being run.
     pub fn workload(&self) -> &Workload {
         &self.workload
+    }
+    /// Largest number of pending events seen (a speed diagnostic).
+    pub fn max_queue_len(&self) -> usize {
+        self.max_queue
     }
     /// A hash of the whole event stream (determinism checks).
     pub fn event_hash(&self) -> u64 {
