@@ -12,7 +12,9 @@ use std::time::Instant;
 
 /// Options of `schedlab bench`.
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:\n  schedlab bench\n  schedlab bench --only pairs64\n  schedlab bench --large")]
+#[command(
+    after_help = "Examples:\n  schedlab bench\n  schedlab bench --only pairs64\n  schedlab bench --large"
+)]
 pub struct BenchArgs {
     /// Only scenarios whose name contains this text.
     #[arg(long)]
@@ -39,9 +41,16 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "{:<26} {:>12} {:>14} {:>14} {:>12} {:>10}  about",
         "scenario", "events", "events/s", "ctx switch/s", "sim s/s", "peak MiB"
     );
-    println!("(rates per second of this thread's CPU time, which a busy shared machine does not distort; wall time in brackets)");
+    println!(
+        "(rates per second of this thread's CPU time, which a busy shared machine does not distort; wall time in brackets)"
+    );
     for s in list {
-        let Scenario { name, about, topo, workload } = s;
+        let Scenario {
+            name,
+            about,
+            topo,
+            workload,
+        } = s;
         let built = schedlab_policies::build(&args.variant, &topo, 1)?;
         let base = alloc::reset_peak();
         let t0 = Instant::now();
@@ -53,7 +62,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             built.policy,
             built.balancer,
             workload,
-            SimOptions { seed: 1, ..Default::default() },
+            SimOptions {
+                seed: 1,
+                ..Default::default()
+            },
         )
         .map_err(anyhow::Error::msg)?;
         let end = sim.run();
@@ -77,7 +89,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
 
 /// CPU time of the calling thread, s (wall time would count other processes on a shared box).
 fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 /// Default workload of `run` and `compare` (short, and sensitive to placement).
 pub const DEFAULT_WORKLOAD: &str = "tbench:clients=4,duration=200ms";
+/// Default sweep of `compare` when neither a file, a workload nor a sweep is given.
+pub const DEFAULT_SWEEP: &str = "clients=1,4,8,16";
 /// Default variant of `run`.
 pub const DEFAULT_VARIANT: &str = "linux-6.6";
 
@@ -38,8 +40,10 @@ pub struct CommonArgs {
 
 /// `schedlab run`.
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:\n  schedlab run\n  schedlab run -t westmere-2s20c -w hackbench:groups=10,loops=100 -v linux-3.10\n  \
-schedlab run -w pipe:loops=100000 -v linux-6.6,NO_SIS_UTIL,SIS_PROP --trace pipe.pftrace")]
+#[command(
+    after_help = "Examples:\n  schedlab run\n  schedlab run -t westmere-2s20c -w hackbench:groups=10,loops=100 -v linux-3.10\n  \
+schedlab run -w pipe:loops=100000 -v linux-6.6,NO_SIS_UTIL,SIS_PROP --trace pipe.pftrace"
+)]
 pub struct RunArgs {
     #[command(flatten)]
     common: CommonArgs,
@@ -110,7 +114,9 @@ pub struct OutputArgs {
 
 /// `schedlab merge`.
 #[derive(Args, Debug)]
-#[command(after_help = "Example:\n  schedlab merge shard1.jsonl shard2.jsonl shard3.jsonl shard4.jsonl --json")]
+#[command(
+    after_help = "Example:\n  schedlab merge shard1.jsonl shard2.jsonl shard3.jsonl shard4.jsonl --json"
+)]
 pub struct MergeArgs {
     /// JSON-lines files written by `compare --out` (one per shard).
     #[arg(required = true)]
@@ -119,7 +125,12 @@ pub struct MergeArgs {
     out: OutputArgs,
 }
 
-fn experiment_from(common: &CommonArgs, variants: Vec<String>, sweep: &[String], file: Option<&Path>) -> Result<(Experiment, Option<String>)> {
+fn experiment_from(
+    common: &CommonArgs,
+    variants: Vec<String>,
+    sweep: &[String],
+    file: Option<&Path>,
+) -> Result<(Experiment, Option<String>)> {
     let (mut e, desc) = match file {
         Some(f) => Experiment::from_file(f)?,
         None => (
@@ -172,14 +183,23 @@ fn write_trace(path: &Path, trace: &schedlab_trace::Trace) -> Result<()> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     match ext {
         "txt" => schedlab_trace::ftrace::write_ftrace_file(trace, path)?,
-        "pftrace" | "perfetto" | "pb" => schedlab_trace::perfetto::write_perfetto_file(trace, path)?,
-        _ => bail!("--trace {}: use a .pftrace (Perfetto) or .txt (ftrace text) file name", path.display()),
+        "pftrace" | "perfetto" | "pb" => {
+            schedlab_trace::perfetto::write_perfetto_file(trace, path)?
+        }
+        _ => bail!(
+            "--trace {}: use a .pftrace (Perfetto) or .txt (ftrace text) file name",
+            path.display()
+        ),
     }
     eprintln!(
         "trace: {} ({} events){}",
         path.display(),
         trace.events.len(),
-        if ext == "txt" { "" } else { "; open it in ui.perfetto.dev" }
+        if ext == "txt" {
+            ""
+        } else {
+            "; open it in ui.perfetto.dev"
+        }
     );
     Ok(())
 }
@@ -192,7 +212,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     let (machine, _) = schedlab_experiment::prepare(&plan)?;
     let mut records = Vec::new();
     for rep in 0..plan.experiment.reps {
-        let key = RunKey { index: rep, point: 0, variant: 0, rep };
+        let key = RunKey {
+            index: rep,
+            point: 0,
+            variant: 0,
+            rep,
+        };
         let want_trace = rep == 0 && args.common.trace.is_some();
         let out = run_one(&plan, &machine, key, want_trace)?;
         if let (Some(p), Some(t)) = (&args.common.trace, &out.trace) {
@@ -249,11 +274,18 @@ fn emit(report: &CompareReport, out: &OutputArgs, title: &str) -> Result<()> {
 /// Runs `schedlab compare`.
 pub fn compare(args: CompareArgs) -> Result<()> {
     let variants = if args.variants.is_empty() && args.file.is_none() {
-        vec![DEFAULT_VARIANT.to_string(), format!("{DEFAULT_VARIANT},NO_WAKE_AFFINE")]
+        vec![
+            DEFAULT_VARIANT.to_string(),
+            format!("{DEFAULT_VARIANT},NO_WAKE_AFFINE"),
+        ]
     } else {
         args.variants.clone()
     };
-    let (mut e, desc) = experiment_from(&args.common, variants, &args.sweep, args.file.as_deref())?;
+    let mut sweep = args.sweep.clone();
+    if args.file.is_none() && args.common.workload.is_none() && sweep.is_empty() {
+        sweep.push(DEFAULT_SWEEP.to_string());
+    }
+    let (mut e, desc) = experiment_from(&args.common, variants, &sweep, args.file.as_deref())?;
     if let Some(p) = args.until_ci {
         e.until_ci = Some(p);
     }
@@ -269,7 +301,9 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         bail!("--resume needs --out FILE (the file to resume)");
     }
     if shard.is_some() && out_file.is_none() {
-        bail!("--shard needs --out FILE (each shard's runs are merged later with `schedlab merge`)");
+        bail!(
+            "--shard needs --out FILE (each shard's runs are merged later with `schedlab merge`)"
+        );
     }
     let plan = Plan::new(e);
     let opts = ExecOptions {
@@ -279,7 +313,12 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         shard,
         progress: std::io::stderr().is_terminal(),
     };
-    let title = desc.unwrap_or_else(|| format!("{} on {}", plan.experiment.workload, plan.experiment.topology));
+    let title = desc.unwrap_or_else(|| {
+        format!(
+            "{} on {}",
+            plan.experiment.workload, plan.experiment.topology
+        )
+    });
     let out = schedlab_experiment::compare(&plan, &opts)?;
     if let Some(tr) = &args.common.trace {
         let machine = Machine::load(&plan)?;
@@ -296,7 +335,9 @@ pub fn compare(args: CompareArgs) -> Result<()> {
             k + 1,
             n,
             out.records.len(),
-            out_file.as_ref().map_or("-".into(), |p| p.display().to_string())
+            out_file
+                .as_ref()
+                .map_or("-".into(), |p| p.display().to_string())
         );
         return Ok(());
     }
@@ -305,7 +346,11 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         eprintln!(
             "interrupted: {} runs finished and kept{}",
             out.records.len(),
-            if out_file.is_some() { "; continue with --resume" } else { "" }
+            if out_file.is_some() {
+                "; continue with --resume"
+            } else {
+                ""
+            }
         );
         std::process::exit(130);
     }
@@ -315,6 +360,9 @@ pub fn compare(args: CompareArgs) -> Result<()> {
 /// Runs `schedlab merge`.
 pub fn merge(args: MergeArgs) -> Result<()> {
     let (plan, report) = schedlab_experiment::merge(&args.files)?;
-    let title = format!("{} on {}", plan.experiment.workload, plan.experiment.topology);
+    let title = format!(
+        "{} on {}",
+        plan.experiment.workload, plan.experiment.topology
+    );
     emit(&report, &args.out, &title)
 }

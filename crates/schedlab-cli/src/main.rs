@@ -1,18 +1,36 @@
 //! The `schedlab` binary: the only place that reads argv/env or draws to a terminal.
 //!
-//! Each subcommand lives in its own module; `main` only dispatches and turns errors into
-//! a message and exit code 2.
+//! Each subcommand lives in its own module; `main` only dispatches and turns errors into a
+//! message and exit code 2.
 
 use clap::{Parser, Subcommand};
 
+mod alloc;
+mod bench_cmd;
+mod experiment_cmd;
 mod host_cmd;
+mod policies_cmd;
 mod topo_cmd;
+mod validate_cmd;
+mod workloads_cmd;
 
-/// schedlab: a workbench for Linux wake-up placement. Simulates a multi-CPU machine
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+/// schedlab: a workbench for Linux wake-up placement. It simulates a multi-CPU machine
 /// deterministically, runs the placement policies of every kernel era against models of the
-/// benchmarks they were judged by, and checks the simulator against the real host.
+/// benchmarks they were judged by, compares them with honest statistics, and checks the
+/// simulator against the real host.
 #[derive(Parser, Debug)]
-#[command(name = "schedlab", version, about, long_about = None)]
+#[command(
+    name = "schedlab",
+    version,
+    about,
+    long_about = None,
+    after_help = "Start here:\n  schedlab compare                      compare two variants on the default machine and workload\n  \
+schedlab run -w hackbench:groups=4    one run: the benchmark's own output and the scheduler counters\n  \
+schedlab topo list | policies | workloads   what exists\n  schedlab validate --quick             reproduce the published results (reduced)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -20,19 +38,47 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run one workload under one policy variant: native output and counters.
+    Run(experiment_cmd::RunArgs),
+    /// Compare variants over a sweep with repetitions and statistics.
+    Compare(experiment_cmd::CompareArgs),
+    /// Merge the JSON-lines files of sharded `compare --out` runs into one report.
+    Merge(experiment_cmd::MergeArgs),
+    /// Reproduce the published results (R1, R2, R3 and the qualitative shapes).
+    Validate(validate_cmd::ValidateArgs),
+    /// Placement policies: list the era presets, or show one preset's switches.
+    Policies(policies_cmd::PoliciesArgs),
+    /// Workload models: list them, or show one's parameters.
+    Workloads(workloads_cmd::WorkloadsArgs),
     /// Machine topologies: list presets, show a machine and its sched-domain tree.
     #[command(subcommand)]
     Topo(topo_cmd::TopoCmd),
-    /// Real-host harness: run benchmarks on real threads, capture traces, calibrate.
+    /// Real-host harness: run benchmarks on real threads, capture traces, calibrate, check.
     #[command(subcommand)]
     Host(host_cmd::HostCmd),
+    /// The simulator's own speed on fixed scenarios.
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
+    let _ = ctrlc::set_handler(|| {
+        schedlab_host::request_cancel();
+        if schedlab_experiment::runner::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupt: finishing the runs in progress (press Ctrl-C again to abort)");
+    });
     let result = match cli.command {
+        Command::Run(a) => experiment_cmd::run(a),
+        Command::Compare(a) => experiment_cmd::compare(a),
+        Command::Merge(a) => experiment_cmd::merge(a),
+        Command::Validate(a) => validate_cmd::run(a),
+        Command::Policies(a) => policies_cmd::run(a),
+        Command::Workloads(a) => workloads_cmd::run(a),
         Command::Topo(cmd) => topo_cmd::run(cmd),
         Command::Host(cmd) => host_cmd::run(cmd),
+        Command::Bench(a) => bench_cmd::run(a),
     };
     if let Err(e) = result {
         eprintln!("schedlab: error: {e:#}");

@@ -8,7 +8,9 @@ use std::io::IsTerminal;
 
 /// Options of `schedlab validate`.
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:\n  schedlab validate --quick\n  schedlab validate R1 --json\n  schedlab validate          # the full suite\n\nCases:\n  R1  wakeup buddy, Linux 3.10, 80 CPUs\n  R2  select_idle_sibling rewrite, Linux 4.6, 48 CPUs\n  R3  2.5.59 NUMA balancer, NEC TX7\n  Q1-Q3  the qualitative shapes")]
+#[command(
+    after_help = "Examples:\n  schedlab validate --quick\n  schedlab validate R1 --json\n  schedlab validate          # the full suite\n\nCases:\n  R1  wakeup buddy, Linux 3.10, 80 CPUs\n  R2  select_idle_sibling rewrite, Linux 4.6, 48 CPUs\n  R3  2.5.59 NUMA balancer, NEC TX7\n  Q1-Q3  the qualitative shapes"
+)]
 pub struct ValidateArgs {
     /// Cases to run (default: all).
     cases: Vec<String>,
@@ -44,7 +46,10 @@ pub fn run(args: ValidateArgs) -> Result<()> {
     }
     let results = run_cases(&args.cases, &opts)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&JsonOut { cases: &results })?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&JsonOut { cases: &results })?
+        );
     } else {
         let (mut pass, mut total) = (0, 0);
         for r in &results {
@@ -57,7 +62,11 @@ pub fn run(args: ValidateArgs) -> Result<()> {
                     "  [{}] {}: published {}, simulated {:.3}  — {}",
                     if c.pass { "PASS" } else { "FAIL" },
                     c.name,
-                    if c.published.is_finite() { format!("{:.3}", c.published) } else { "-".into() },
+                    if c.published.is_finite() {
+                        format!("{:.3}", c.published)
+                    } else {
+                        "-".into()
+                    },
                     c.simulated,
                     c.detail
                 );

@@ -426,6 +426,12 @@ impl Simulation {
     pub fn run(&mut self) -> EndReason {
         if !self.ran {
             self.ran = true;
+            // Pre-NOHZ kernels tick on every CPU, idle or not, so idle CPUs balance too.
+            if self.balancer.wants_idle_ticks() {
+                for cpu in 0..self.cpus.len() {
+                    self.arm_tick(cpu);
+                }
+            }
             let initial = self.workload.initial.clone();
             for spec in initial {
                 self.create_task(spec, None, 0);
@@ -1155,13 +1161,20 @@ impl Simulation {
         }
         self.sync_task_pelt(next);
         self.tasks[next].state = TaskState::Running(cpu);
+        // A task preempted in the middle of a segment (user work or the tail of a syscall)
+        // must finish it before its next op runs.
+        let interrupted = self.tasks[next].seg_left > 0.0;
         self.tasks[next].seg_left += overhead;
         self.set_next_entity(next, now);
         self.set_curr(cpu, Some(next));
         self.arm_tick(cpu);
-        // The first op runs now; its cost adds to the switch overhead in one segment (a
-        // wakeup it issues is delayed by the pending overhead, see `try_to_wake_up`).
-        self.continue_task(cpu);
+        if interrupted {
+            self.start_segment(cpu);
+        } else {
+            // The first op runs now; its cost adds to the switch overhead in one segment (a
+            // wakeup it issues is delayed by the pending overhead, see `try_to_wake_up`).
+            self.continue_task(cpu);
+        }
     }
 
     fn refetch_cost(&self, t: TaskId, cpu: CpuId) -> f64 {
@@ -1296,6 +1309,7 @@ impl Simulation {
         let mut out = std::mem::take(&mut self.balance_out);
         out.migrations.clear();
         out.cost_ns = 0;
+        out.passes = 0;
         {
             let view = SchedView {
                 now: self.now,
@@ -2000,7 +2014,7 @@ impl Simulation {
                 }
                 Op::Loop(n) => {
                     if *n == 0 {
-                        self.tasks[t].pc = matching_end(&prog, pc) + 1;
+                        self.tasks[t].pc = matching_end(prog, pc) + 1;
                     } else {
                         self.tasks[t].loops.push((pc + 1, *n));
                         self.tasks[t].pc += 1;

@@ -249,3 +249,38 @@ fn cpu_time_is_conserved() {
     assert!(c.elapsed_ns >= 5_600_000, "{}", c.to_text());
     let _ = FixedPlacement::default();
 }
+
+#[test]
+fn preempted_work_is_not_lost() {
+    // Two 30 ms CPU-bound tasks sharing one CPU must take 60 ms, whatever preemptions happen.
+    // See: policies helper report (work was dropped when a preempted task's next op was Exit).
+    let topo = Arc::new(schedlab_topo::regular("one", "test", 1, 1, 1, 1, false).unwrap());
+    let mut w = Workload::new("burn2");
+    for i in 0..2 {
+        w.spawn(TaskSpec::new(
+            format!("b{i}"),
+            vec![Op::Compute(Dist::Const(30_000_000))],
+        ));
+    }
+    let mut profile = MachineProfile::default();
+    profile.cpu.jitter = 0.0;
+    let cfg = SchedConfig::default();
+    let mut sim = Simulation::new(
+        topo,
+        profile,
+        cfg,
+        Box::new(PrevCpu),
+        Box::new(NoBalance),
+        w,
+        SimOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(sim.run(), EndReason::AllExited);
+    assert!(sim.now() >= 60_000_000, "finished at {} ns", sim.now());
+    assert!(sim.now() < 61_000_000, "finished at {} ns", sim.now());
+    assert!(
+        sim.counters().ctx_involuntary > 2,
+        "{}",
+        sim.counters().to_text()
+    );
+}

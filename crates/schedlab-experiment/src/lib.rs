@@ -89,32 +89,29 @@ fn start_out_file(
     resume: bool,
 ) -> Result<Vec<RunRecord>, ExperimentError> {
     let fp = plan.experiment.fingerprint();
-    if resume {
-        if let Some(h) = read_header(path)? {
-            if h.fingerprint != fp {
-                return Err(ExperimentError::Input(format!(
-                    "{} holds runs of another experiment (fingerprint {} vs {fp}); use another --out",
-                    path.display(),
-                    h.fingerprint
-                )));
-            }
-            let recs: Vec<RunRecord> = read_jsonl(path)?
-                .into_iter()
-                .filter(|r| r.experiment == fp)
-                .collect();
-            // Rewrite the file without a torn last line (a run killed mid-write), so runs
-            // appended from now on start on a fresh line.
-            let mut text = serde_json::to_string(&h).unwrap_or_default();
-            text.push('\n');
-            for r in &recs {
-                text.push_str(&serde_json::to_string(r).unwrap_or_default());
-                text.push('\n');
-            }
-            std::fs::write(path, text).map_err(|e| {
-                ExperimentError::Io(format!("cannot rewrite {}: {e}", path.display()))
-            })?;
-            return Ok(recs);
+    if resume && let Some(h) = read_header(path)? {
+        if h.fingerprint != fp {
+            return Err(ExperimentError::Input(format!(
+                "{} holds runs of another experiment (fingerprint {} vs {fp}); use another --out",
+                path.display(),
+                h.fingerprint
+            )));
         }
+        let recs: Vec<RunRecord> = read_jsonl(path)?
+            .into_iter()
+            .filter(|r| r.experiment == fp)
+            .collect();
+        // Rewrite the file without a torn last line (a run killed mid-write), so runs
+        // appended from now on start on a fresh line.
+        let mut text = serde_json::to_string(&h).unwrap_or_default();
+        text.push('\n');
+        for r in &recs {
+            text.push_str(&serde_json::to_string(r).unwrap_or_default());
+            text.push('\n');
+        }
+        std::fs::write(path, text)
+            .map_err(|e| ExperimentError::Io(format!("cannot rewrite {}: {e}", path.display())))?;
+        return Ok(recs);
     }
     let header = PlanHeader {
         schema: PLAN_SCHEMA.into(),
@@ -140,10 +137,10 @@ fn read_header(path: &Path) -> Result<Option<PlanHeader>, ExperimentError> {
         }
     };
     for line in text.lines() {
-        if let Ok(h) = serde_json::from_str::<PlanHeader>(line) {
-            if h.schema == PLAN_SCHEMA {
-                return Ok(Some(h));
-            }
+        if let Ok(h) = serde_json::from_str::<PlanHeader>(line)
+            && h.schema == PLAN_SCHEMA
+        {
+            return Ok(Some(h));
         }
     }
     Ok(None)
@@ -164,10 +161,10 @@ pub fn compare(plan: &Plan, opts: &ExecOptions) -> Result<CompareOutput, Experim
     let new = execute(plan, &machine, &keys, &done, opts)?;
     done.extend(new);
     let interrupted = runner::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst);
-    if let Some(first) = done.first() {
-        if let Some(m) = first.result.metric(&metric.name) {
-            metric.unit = m.unit.clone();
-        }
+    if let Some(first) = done.first()
+        && let Some(m) = first.result.metric(&metric.name)
+    {
+        metric.unit = m.unit.clone();
     }
     let mut report = build_report(plan, &done, &metric);
     if let Some(target) = plan.experiment.until_ci {

@@ -331,10 +331,10 @@ pub fn shard_from_env() -> Option<(usize, usize)> {
             return Some((id % count, count));
         }
     }
-    if let (Some(id), Some(count)) = (get("JOB_COMPLETION_INDEX"), get("SCHEDLAB_SHARD_COUNT")) {
-        if count > 0 {
-            return Some((id % count, count));
-        }
+    if let (Some(id), Some(count)) = (get("JOB_COMPLETION_INDEX"), get("SCHEDLAB_SHARD_COUNT"))
+        && count > 0
+    {
+        return Some((id % count, count));
     }
     None
 }

@@ -228,7 +228,7 @@ pub fn run_one(
     if let EndReason::Deadlock(blocked) = &end {
         return Err(ExperimentError::Run(format!(
             "{} under {name} deadlocked at t={} ns; blocked: {}",
-            spec.to_string(),
+            spec,
             sim.now(),
             blocked.join("; ")
         )));
@@ -236,7 +236,7 @@ pub fn run_one(
     if end == EndReason::EventLimit {
         return Err(ExperimentError::Run(format!(
             "{} under {name} hit the event limit",
-            spec.to_string()
+            spec
         )));
     }
     let result = inst

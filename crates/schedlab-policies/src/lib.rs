@@ -1,1 +1,150 @@
-//! schedlab-policies (skeleton; see ARCHITECTURE.md).
+//! Wake-up placement policies of every Linux era, with sched_feat-style switches.
+//!
+//! A *variant* string names a preset and switches: `POLICY[,SWITCH]...`, e.g.
+//! `linux-3.10,WAKEUP_BUDDY`, `linux-4.6,NO_OLD_IDLE,NO_ORDER_IDLE,IDLE_CORE,IDLE_CPU,IDLE_SMT`,
+//! `linux-6.6,NO_SIS_UTIL,SIS_PROP` or `linux-2.5.59,ingoB0`. [`build`] turns one into
+//! everything the engine needs: the kernel configuration of the era ([`SchedConfig`]), the
+//! placement policy and the load balancer.
+//!
+//! ```text
+//!  "linux-4.14,NO_WA_BIAS" ─parse_variant─▶ Variant ─resolve (era table + switch table)─▶ Settings
+//!        Settings ─▶ Built { config: SchedConfig, policy: LinuxPolicy, balancer: CfsBalancer }
+//! ```
+//!
+//! The decision code is generic over [`machine::Machine`] so it runs unchanged on the
+//! engine's [`schedlab_engine::SchedView`] and on hand-built states in tests
+//! ([`machine::FakeMachine`]). Each decision explains itself in the
+//! [`schedlab_engine::PlacementRecord`]: the wake_wide verdict, the wake_affine verdict and
+//! its numbers, the step that found the CPU and the CPUs examined.
+//!
+//! Sources: linux-wakeup.md (§3-8 flows, §10 2.5.59, §12 presets, §15 debated variants),
+//! re-expressed in our own code; where the spec marks an item [M] or a reconstruction, the
+//! code and `schedlab policies NAME` say so. Docs: docs/policies/*.md.
+#![warn(missing_docs)]
+
+mod affine;
+mod describe;
+pub mod era;
+mod error;
+pub mod linux;
+pub mod machine;
+pub mod reference;
+mod scan;
+mod sis;
+mod slow;
+pub mod switches;
+mod variant;
+mod wakee;
+
+pub use describe::{describe_preset, describe_presets};
+pub use era::{Era, PresetInfo, PresetKind, presets};
+pub use error::PolicyError;
+pub use linux::LinuxPolicy;
+pub use switches::{Provenance, Settings};
+pub use variant::{Variant, parse_variant};
+
+use schedlab_engine::balance::NewidleGate;
+use schedlab_engine::balance_o1::O1NodeBalancer;
+use schedlab_engine::policy::{PrevCpu, WakerCpu};
+use schedlab_engine::{Balancer, CfsBalancer, PlacementPolicy, SchedConfig};
+use schedlab_topo::Topology;
+use variant::{Target, resolve};
+
+/// Everything a variant string builds.
+pub struct Built {
+    /// Kernel configuration of the era with the switches applied.
+    pub config: SchedConfig,
+    /// The placement policy.
+    pub policy: Box<dyn PlacementPolicy>,
+    /// The load balancer of the era.
+    pub balancer: Box<dyn Balancer>,
+    /// Canonical variant string (preset name, switches in canonical spelling).
+    pub name: String,
+}
+
+impl std::fmt::Debug for Built {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Built")
+            .field("name", &self.name)
+            .field("policy", &self.policy.name())
+            .field("balancer", &self.balancer.name())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// The settings a variant resolves to (validated), for inspection and tests.
+pub fn settings(variant: &str) -> Result<Settings, PolicyError> {
+    Ok(resolve(variant)?.settings)
+}
+
+/// Builds the configuration, policy and balancer of `variant` for a machine. Every switch
+/// is validated against the preset's era. `seed` feeds the `random` policy's stream. The
+/// machine is not needed by the built-in policies (they read it at decision time); it is in
+/// the signature for policies that precompute per-machine tables.
+pub fn build(variant: &str, _topo: &Topology, seed: u64) -> Result<Built, PolicyError> {
+    let r = resolve(variant)?;
+    let s = r.settings;
+    let config = s.config.clone();
+    let tick_ns = config.tunables.tick_ns();
+    let balancer: Box<dyn Balancer> = if s.era == Era::V2_5_59 {
+        Box::new(O1NodeBalancer::new(s.o1, tick_ns))
+    } else {
+        let mut b = CfsBalancer::new(config.tunables.migration_cost_ns, tick_ns);
+        b.newidle_gate = if s.era <= Era::V2_6_35 {
+            NewidleGate::Always
+        } else if s.era <= Era::V5_13 {
+            NewidleGate::MigrationCost
+        } else {
+            NewidleGate::LbCost
+        };
+        b.cache_hot_buddy = config.features.cache_hot_buddy;
+        b.nr_migrate = config.tunables.nr_migrate;
+        b.sis_util = s.era >= Era::V6_0 && s.sis_util;
+        Box::new(b)
+    };
+    let policy: Box<dyn PlacementPolicy> = match r.target {
+        Target::Era(_) => Box::new(LinuxPolicy::new(s, r.name.clone())),
+        Target::Reference("prev") => Box::new(PrevCpu),
+        Target::Reference("waker") => Box::new(WakerCpu),
+        Target::Reference("idlest") => Box::new(reference::Idlest),
+        Target::Reference(_) => Box::new(reference::RandomCpu::new(seed)),
+    };
+    Ok(Built {
+        config,
+        policy,
+        balancer,
+        name: r.name,
+    })
+}
+
+/// One switch of a preset, as `schedlab policies NAME` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchInfo {
+    /// `NAME` (feature: `NAME` / `NO_NAME`), `name=` (tunable) or a balancer variant.
+    pub name: String,
+    /// Default in this preset: `on`/`off`, or the tunable's value.
+    pub default: String,
+    /// What it changes.
+    pub meaning: String,
+    /// Mainline code, reconstruction of a mailing-list patch, or tunable.
+    pub provenance: Provenance,
+}
+
+/// The switches valid for `preset`, with their defaults there.
+pub fn switches(preset: &str) -> Result<Vec<SwitchInfo>, PolicyError> {
+    let r = resolve(preset)?;
+    let (era, reference) = match r.target {
+        Target::Era(e) => (e, false),
+        Target::Reference(_) => (era::REFERENCE_BASE, true),
+    };
+    Ok(switches::valid_for(era)
+        .filter(|d| !reference || variant::is_engine_level(d))
+        .map(|d| SwitchInfo {
+            name: d.display(),
+            default: d.default_text(era),
+            meaning: d.meaning.to_string(),
+            provenance: d.provenance,
+        })
+        .collect())
+}

@@ -1,0 +1,325 @@
+//! What a placement decision reads: the [`Machine`] trait.
+//!
+//! Every decision function of this crate is generic over [`Machine`], so that the same code
+//! runs inside the simulator (through [`schedlab_engine::SchedView`], which implements it)
+//! and in unit tests on a hand-built state ([`FakeMachine`]: a few CPUs marked busy with
+//! chosen loads), where the chosen CPU and the recorded path can be checked exactly.
+
+use schedlab_engine::SchedView;
+use schedlab_engine::policy::{CpuHints, Hints, LlcHints, TaskHints};
+use schedlab_engine::task::TaskId;
+use schedlab_topo::{CpuId, CpuSet, DomainEra, SchedDomains, Topology};
+
+/// Read-only machine state used by placement (a subset of [`SchedView`]).
+pub trait Machine {
+    /// The machine.
+    fn topo(&self) -> &Topology;
+    /// The sched-domain tree.
+    fn domains(&self) -> &SchedDomains;
+    /// Now, ns.
+    fn now(&self) -> u64;
+    /// Jiffies at now.
+    fn jiffies(&self) -> u64;
+    /// `idle_cpu()` / `available_idle_cpu()`.
+    fn idle(&self, cpu: CpuId) -> bool;
+    /// 2.6.32-33 `cfs_rq.nr_running == 0` (ignores a wakeup in flight).
+    fn cfs_empty(&self, cpu: CpuId) -> bool;
+    /// `rq.nr_running`, the running task included.
+    fn nr_running(&self, cpu: CpuId) -> u32;
+    /// `nr_running` minus delayed-dequeue tasks (6.12).
+    fn nr_runnable(&self, cpu: CpuId) -> u32;
+    /// Capacity, 1024 = full.
+    fn capacity(&self, cpu: CpuId) -> u64;
+    /// `cpu_load()` in the era's load signal.
+    fn cpu_load(&self, cpu: CpuId) -> u64;
+    /// `cpu_util()`.
+    fn cpu_util(&self, cpu: CpuId) -> u64;
+    /// `task_h_load(p)` in the era's load signal.
+    fn task_load(&self, t: TaskId) -> u64;
+    /// Static weight of a task.
+    fn weight(&self, t: TaskId) -> u64;
+    /// CPUs the task may run on.
+    fn allowed(&self, t: TaskId) -> &CpuSet;
+    /// 2.6.2x-2.6.33 `avg_overlap`.
+    fn avg_overlap(&self, t: TaskId) -> u64;
+    /// `rq.avg_idle`.
+    fn avg_idle(&self, cpu: CpuId) -> u64;
+    /// When the CPU went idle, if it is idle.
+    fn idle_since(&self, cpu: CpuId) -> Option<u64>;
+    /// Exit latency of the idle state the CPU is in (0 when busy).
+    fn idle_exit_latency(&self, cpu: CpuId) -> u64;
+    /// Cost of examining one CPU inside / outside the waker's LLC, ns (for SIS_PROP's
+    /// measured scan cost).
+    fn scan_cost_ns(&self) -> (u64, u64);
+    /// `sysctl_sched_migration_cost`, ns.
+    fn migration_cost_ns(&self) -> u64;
+
+    /// All SMT siblings of `cpu` idle.
+    fn core_idle(&self, cpu: CpuId) -> bool {
+        self.topo().smt_siblings(cpu).iter().all(|s| self.idle(s))
+    }
+    /// Number of CPUs.
+    fn nr_cpus(&self) -> usize {
+        self.topo().nr_cpus()
+    }
+}
+
+impl Machine for SchedView<'_> {
+    fn topo(&self) -> &Topology {
+        SchedView::topo(self)
+    }
+    fn domains(&self) -> &SchedDomains {
+        SchedView::domains(self)
+    }
+    fn now(&self) -> u64 {
+        SchedView::now(self)
+    }
+    fn jiffies(&self) -> u64 {
+        SchedView::jiffies(self)
+    }
+    fn idle(&self, cpu: CpuId) -> bool {
+        SchedView::available_idle(self, cpu)
+    }
+    fn cfs_empty(&self, cpu: CpuId) -> bool {
+        SchedView::cfs_empty(self, cpu)
+    }
+    fn nr_running(&self, cpu: CpuId) -> u32 {
+        SchedView::nr_running(self, cpu)
+    }
+    fn nr_runnable(&self, cpu: CpuId) -> u32 {
+        SchedView::nr_runnable(self, cpu)
+    }
+    fn capacity(&self, cpu: CpuId) -> u64 {
+        SchedView::capacity(self, cpu)
+    }
+    fn cpu_load(&self, cpu: CpuId) -> u64 {
+        SchedView::cpu_load(self, cpu)
+    }
+    fn cpu_util(&self, cpu: CpuId) -> u64 {
+        SchedView::cpu_util(self, cpu)
+    }
+    fn task_load(&self, t: TaskId) -> u64 {
+        SchedView::task_load(self, t)
+    }
+    fn weight(&self, t: TaskId) -> u64 {
+        SchedView::weight(self, t)
+    }
+    fn allowed(&self, t: TaskId) -> &CpuSet {
+        SchedView::allowed(self, t)
+    }
+    fn avg_overlap(&self, t: TaskId) -> u64 {
+        SchedView::avg_overlap(self, t)
+    }
+    fn avg_idle(&self, cpu: CpuId) -> u64 {
+        SchedView::avg_idle(self, cpu)
+    }
+    fn idle_since(&self, cpu: CpuId) -> Option<u64> {
+        SchedView::idle_since(self, cpu)
+    }
+    fn idle_exit_latency(&self, cpu: CpuId) -> u64 {
+        SchedView::idle_exit_latency(self, cpu)
+    }
+    fn scan_cost_ns(&self) -> (u64, u64) {
+        let s = &self.profile().search;
+        (s.scan_per_cpu_ns, s.scan_per_cpu_remote_ns)
+    }
+    fn migration_cost_ns(&self) -> u64 {
+        self.config().tunables.migration_cost_ns
+    }
+}
+
+/// One CPU of a [`FakeMachine`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FakeCpu {
+    /// Runnable tasks, the running one included (0 = idle).
+    pub nr_running: u32,
+    /// Of those, delayed-dequeue tasks.
+    pub delayed: u32,
+    /// A wakeup is on its way (counts as busy for `idle`, not for `cfs_empty`).
+    pub pending: bool,
+    /// `cpu_load()`.
+    pub load: u64,
+    /// `cpu_util()`.
+    pub util: u64,
+    /// Capacity.
+    pub capacity: u64,
+    /// `avg_idle`, ns.
+    pub avg_idle: u64,
+    /// Idle since (when idle).
+    pub idle_since: u64,
+    /// Idle-state exit latency (when idle).
+    pub exit_latency: u64,
+}
+
+/// One task of a [`FakeMachine`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FakeTask {
+    /// Static weight.
+    pub weight: u64,
+    /// `task_h_load`.
+    pub load: u64,
+    /// Allowed CPUs.
+    pub allowed: CpuSet,
+    /// `avg_overlap`, ns.
+    pub avg_overlap: u64,
+}
+
+/// A hand-built machine state for decision tests: all CPUs idle until marked busy.
+#[derive(Clone, Debug)]
+pub struct FakeMachine {
+    /// The machine.
+    pub topo: Topology,
+    /// Its domains.
+    pub domains: SchedDomains,
+    /// Now, ns.
+    pub now: u64,
+    /// Jiffy, ns.
+    pub tick_ns: u64,
+    /// Per CPU state.
+    pub cpus: Vec<FakeCpu>,
+    /// Per task state.
+    pub tasks: Vec<FakeTask>,
+    /// (local, remote) scan cost per CPU, ns.
+    pub scan_cost: (u64, u64),
+    /// Migration cost, ns.
+    pub migration_cost: u64,
+}
+
+impl FakeMachine {
+    /// An idle machine at t = 10 s, HZ 1000, with `nr_tasks` nice-0 tasks allowed
+    /// everywhere whose load is 1024.
+    pub fn new(topo: Topology, era: DomainEra, nr_tasks: usize) -> Self {
+        let domains = SchedDomains::build(&topo, era);
+        let n = topo.nr_cpus();
+        let cpu = FakeCpu {
+            nr_running: 0,
+            delayed: 0,
+            pending: false,
+            load: 0,
+            util: 0,
+            capacity: 1024,
+            avg_idle: 1_000_000,
+            idle_since: 0,
+            exit_latency: 2000,
+        };
+        let task = FakeTask {
+            weight: 1024,
+            load: 1024,
+            allowed: CpuSet::full(n),
+            avg_overlap: 0,
+        };
+        FakeMachine {
+            domains,
+            now: 10_000_000_000,
+            tick_ns: 1_000_000,
+            cpus: vec![cpu; n],
+            tasks: vec![task; nr_tasks],
+            scan_cost: (50, 100),
+            migration_cost: 500_000,
+            topo,
+        }
+    }
+
+    /// Marks `cpus` busy with `nr` nice-0 tasks each (load and util follow).
+    pub fn busy(&mut self, cpus: impl IntoIterator<Item = CpuId>, nr: u32) -> &mut Self {
+        for c in cpus {
+            let s = &mut self.cpus[c];
+            s.nr_running = nr;
+            s.load = 1024 * nr as u64;
+            s.util = if nr > 0 { 1024 } else { 0 };
+        }
+        self
+    }
+
+    /// Fresh shared hints for this machine, as the engine starts them: `has_idle_cores` set,
+    /// `nr_idle_scan` = LLC size, no wakee history.
+    pub fn hints(&self) -> Hints {
+        Hints {
+            task: vec![TaskHints::default(); self.tasks.len()],
+            llc: self
+                .topo
+                .llcs()
+                .iter()
+                .map(|l| LlcHints {
+                    has_idle_cores: true,
+                    nr_idle_scan: l.count() as u32,
+                    avg_scan_cost: 0.0,
+                })
+                .collect(),
+            cpu: vec![CpuHints::default(); self.topo.nr_cpus()],
+        }
+    }
+
+    /// Sets the load of one CPU (keeps nr_running).
+    pub fn load(&mut self, cpu: CpuId, load: u64) -> &mut Self {
+        self.cpus[cpu].load = load;
+        self
+    }
+}
+
+impl Machine for FakeMachine {
+    fn topo(&self) -> &Topology {
+        &self.topo
+    }
+    fn domains(&self) -> &SchedDomains {
+        &self.domains
+    }
+    fn now(&self) -> u64 {
+        self.now
+    }
+    fn jiffies(&self) -> u64 {
+        self.now / self.tick_ns.max(1)
+    }
+    fn idle(&self, cpu: CpuId) -> bool {
+        self.cpus[cpu].nr_running == 0 && !self.cpus[cpu].pending
+    }
+    fn cfs_empty(&self, cpu: CpuId) -> bool {
+        self.cpus[cpu].nr_running == 0
+    }
+    fn nr_running(&self, cpu: CpuId) -> u32 {
+        self.cpus[cpu].nr_running + u32::from(self.cpus[cpu].pending)
+    }
+    fn nr_runnable(&self, cpu: CpuId) -> u32 {
+        self.nr_running(cpu) - self.cpus[cpu].delayed
+    }
+    fn capacity(&self, cpu: CpuId) -> u64 {
+        self.cpus[cpu].capacity
+    }
+    fn cpu_load(&self, cpu: CpuId) -> u64 {
+        self.cpus[cpu].load
+    }
+    fn cpu_util(&self, cpu: CpuId) -> u64 {
+        self.cpus[cpu].util
+    }
+    fn task_load(&self, t: TaskId) -> u64 {
+        self.tasks[t].load
+    }
+    fn weight(&self, t: TaskId) -> u64 {
+        self.tasks[t].weight
+    }
+    fn allowed(&self, t: TaskId) -> &CpuSet {
+        &self.tasks[t].allowed
+    }
+    fn avg_overlap(&self, t: TaskId) -> u64 {
+        self.tasks[t].avg_overlap
+    }
+    fn avg_idle(&self, cpu: CpuId) -> u64 {
+        self.cpus[cpu].avg_idle
+    }
+    fn idle_since(&self, cpu: CpuId) -> Option<u64> {
+        self.idle(cpu).then_some(self.cpus[cpu].idle_since)
+    }
+    fn idle_exit_latency(&self, cpu: CpuId) -> u64 {
+        if self.idle(cpu) {
+            self.cpus[cpu].exit_latency
+        } else {
+            0
+        }
+    }
+    fn scan_cost_ns(&self) -> (u64, u64) {
+        self.scan_cost
+    }
+    fn migration_cost_ns(&self) -> u64 {
+        self.migration_cost
+    }
+}

@@ -1,0 +1,258 @@
+//! The one variant syntax used everywhere: `POLICY[,SWITCH]...`.
+//!
+//! [`parse_variant`] checks the syntax only; [`resolve`] checks every switch against the
+//! preset's era and applies them to the era's [`Settings`]. Balancer variants (`orig`,
+//! `ingo`, ...) are applied first, so tick tunables given anywhere in the list override the
+//! variant's defaults; everything else applies left to right (the last word wins).
+
+use crate::era::{Era, REFERENCE_BASE, REFERENCES, presets};
+use crate::error::{PolicyError, closest};
+use crate::switches::{Kind, Settings, SwitchDef, find, valid_for};
+use schedlab_engine::balance_o1::O1Params;
+
+/// A parsed `POLICY[,SWITCH]...` string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// The preset name as given.
+    pub policy: String,
+    /// The switches as given (trimmed), in order.
+    pub switches: Vec<String>,
+}
+
+/// Splits a variant string and checks its syntax (not whether the names exist).
+pub fn parse_variant(s: &str) -> Result<Variant, PolicyError> {
+    let err = |reason: String| PolicyError::Syntax {
+        input: s.to_string(),
+        reason,
+    };
+    let mut parts = s.split(',').map(str::trim);
+    let policy = parts.next().unwrap_or("").to_string();
+    if policy.is_empty() {
+        return Err(err("the policy name is empty".into()));
+    }
+    if let Some(bad) = policy
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(err(format!("policy name '{policy}' contains '{bad}'")));
+    }
+    let mut switches = Vec::new();
+    for (i, sw) in parts.enumerate() {
+        if sw.is_empty() {
+            return Err(err(format!("switch {} is empty", i + 1)));
+        }
+        let (name, value) = match sw.split_once('=') {
+            Some((n, v)) => (n.trim(), Some(v.trim())),
+            None => (sw, None),
+        };
+        if name.is_empty()
+            || name
+                .chars()
+                .any(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return Err(err(format!(
+                "switch '{sw}' is not NAME, NO_NAME or name=value"
+            )));
+        }
+        if value.is_some_and(|v| v.is_empty() || v.contains('=')) {
+            return Err(err(format!("switch '{sw}' has no usable value after '='")));
+        }
+        switches.push(match value {
+            Some(v) => format!("{name}={v}"),
+            None => name.to_string(),
+        });
+    }
+    Ok(Variant { policy, switches })
+}
+
+/// What a resolved variant is: an era preset or a reference policy.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Target {
+    /// A kernel era.
+    Era(Era),
+    /// A reference policy (name) on the base era's kernel configuration.
+    Reference(&'static str),
+}
+
+/// A variant checked and applied.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Resolved {
+    pub target: Target,
+    pub settings: Settings,
+    /// Canonical variant string.
+    pub name: String,
+}
+
+fn valid_list(era: Era, reference: bool) -> String {
+    valid_for(era)
+        .filter(|d| !reference || is_engine_level(d))
+        .map(SwitchDef::display)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Switches that make sense under a reference policy: engine features and tunables.
+pub(crate) fn is_engine_level(d: &SwitchDef) -> bool {
+    matches!(d.kind, Kind::Tunable { .. })
+        || matches!(
+            d.name,
+            "TTWU_QUEUE"
+                | "WAKEUP_PREEMPTION"
+                | "NEXT_BUDDY"
+                | "CACHE_HOT_BUDDY"
+                | "PLACE_LAG"
+                | "PLACE_DEADLINE_INITIAL"
+                | "RUN_TO_PARITY"
+                | "SIS_UTIL"
+        )
+}
+
+fn eras_of(def: &SwitchDef) -> String {
+    Era::ALL
+        .iter()
+        .filter(|e| def.applies(**e))
+        .map(|e| e.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The closest switch name of any era; when it is not valid here, say where it is.
+fn suggest(given: &str, era: Era, reference: bool) -> Option<String> {
+    let best = closest(given, crate::switches::SWITCHES.iter().map(|d| d.name))?;
+    let def = find(best.trim_matches('\''))?;
+    if def.applies(era) && (!reference || is_engine_level(def)) {
+        Some(best)
+    } else {
+        Some(format!("{best}, which exists only in {}", eras_of(def)))
+    }
+}
+
+/// Parses, validates and applies a variant string.
+pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
+    let v = parse_variant(s)?;
+    let (target, era, canon_policy) = if let Some(e) = Era::from_name(&v.policy) {
+        (Target::Era(e), e, e.name())
+    } else if let Some((name, _)) = REFERENCES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(&v.policy))
+    {
+        (Target::Reference(name), REFERENCE_BASE, *name)
+    } else {
+        let names: Vec<&str> = presets().iter().map(|p| p.name).collect();
+        return Err(PolicyError::UnknownPolicy {
+            name: v.policy.clone(),
+            suggestion: closest(&v.policy, names.iter().copied()),
+            valid: names.join(", "),
+        });
+    };
+    let reference = matches!(target, Target::Reference(_));
+    let policy_label = canon_policy.to_string();
+    let mut settings = Settings::defaults(era);
+    // (switch as given, definition, on/off or value)
+    let mut plan: Vec<(&'static SwitchDef, Option<bool>, Option<u64>)> = Vec::new();
+    let mut canon: Vec<String> = Vec::new();
+    for sw in &v.switches {
+        let (name, value) = match sw.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (sw.as_str(), None),
+        };
+        let negated = value.is_none() && name.len() > 3 && name[..3].eq_ignore_ascii_case("NO_");
+        let lookup = if negated { &name[3..] } else { name };
+        let def = find(lookup).filter(|d| !negated || matches!(d.kind, Kind::Feature { .. }));
+        let Some(def) = def else {
+            return Err(PolicyError::UnknownSwitch {
+                policy: policy_label,
+                switch: sw.clone(),
+                suggestion: suggest(lookup, era, reference),
+                valid: valid_list(era, reference),
+            });
+        };
+        if !def.applies(era) || (reference && !is_engine_level(def)) {
+            let valid: Vec<String> = valid_for(era)
+                .filter(|d| !reference || is_engine_level(d))
+                .map(|d| d.display())
+                .collect();
+            return Err(PolicyError::NotApplicable {
+                policy: policy_label,
+                switch: sw.clone(),
+                applies_to: eras_of(def),
+                suggestion: closest(lookup, valid.iter().map(|s| s.trim_end_matches('='))),
+                valid: valid_list(era, reference),
+            });
+        }
+        match def.kind {
+            Kind::Feature { .. } => {
+                if let Some(val) = value {
+                    return Err(PolicyError::BadValue {
+                        policy: policy_label,
+                        key: def.name.to_string(),
+                        value: val.to_string(),
+                        reason: format!("{0} is a feature switch: write {0} or NO_{0}", def.name),
+                    });
+                }
+                plan.push((def, Some(!negated), None));
+                canon.push(if negated {
+                    format!("NO_{}", def.name)
+                } else {
+                    def.name.to_string()
+                });
+            }
+            Kind::Tunable { .. } => {
+                let Some(val) = value else {
+                    return Err(PolicyError::BadValue {
+                        policy: policy_label,
+                        key: def.name.to_string(),
+                        value: String::new(),
+                        reason: format!("{0} is a tunable: write {0}=N", def.name),
+                    });
+                };
+                let n: u64 = val
+                    .replace('_', "")
+                    .parse()
+                    .map_err(|_| PolicyError::BadValue {
+                        policy: policy_label.clone(),
+                        key: def.name.to_string(),
+                        value: val.to_string(),
+                        reason: "not a non-negative integer".into(),
+                    })?;
+                plan.push((def, None, Some(n)));
+                canon.push(format!("{}={n}", def.name));
+            }
+            Kind::Balancer(_) => {
+                plan.push((def, Some(true), None));
+                canon.push(def.name.to_string());
+            }
+        }
+    }
+    // Balancer variants first: they reset the tick constants to their own defaults.
+    for (def, _, _) in &plan {
+        if let Kind::Balancer(var) = def.kind {
+            settings.o1 = O1Params::for_variant(var);
+        }
+    }
+    for (def, on, val) in &plan {
+        match def.kind {
+            Kind::Feature { set, .. } => set(&mut settings, on.unwrap_or(true)),
+            Kind::Tunable { set, .. } => {
+                let n = val.unwrap_or(0);
+                set(&mut settings, n).map_err(|reason| PolicyError::BadValue {
+                    policy: policy_label.clone(),
+                    key: def.name.to_string(),
+                    value: n.to_string(),
+                    reason,
+                })?;
+            }
+            Kind::Balancer(_) => {}
+        }
+    }
+    let mut name = canon_policy.to_string();
+    for c in canon {
+        name.push(',');
+        name.push_str(&c);
+    }
+    Ok(Resolved {
+        target,
+        settings,
+        name,
+    })
+}

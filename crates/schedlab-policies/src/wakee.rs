@@ -1,0 +1,92 @@
+//! Who wakes whom: `record_wakee`, the two `wake_wide` heuristics (linux-wakeup.md §5) and
+//! the WAKEUP_BUDDY relation (§15.3).
+//!
+//! * `record_wakee` (3.12+) counts, per waker, how often it switches to a different wakee
+//!   (`wakee_flips`), decayed once a second: wiped in 3.12-3.15, halved from ~3.16.
+//! * `wake_wide` 3.12-4.2: wide when the wakee flips more than the LLC size and the waker
+//!   flips more than LLC-size times the wakee (the waker is the "many" side).
+//! * `wake_wide` 4.3+: symmetric; wide when the smaller flip count reaches the LLC size and the
+//!   larger is at least LLC-size times the smaller.
+
+use crate::era::Era;
+use crate::machine::Machine;
+use schedlab_engine::policy::Hints;
+use schedlab_engine::{PlacementRecord, WakeCtx};
+
+const NSEC_PER_SEC: u64 = 1_000_000_000;
+
+/// `record_wakee` on the waker, plus the consecutive-wakeup streak (kept for WAKEUP_BUDDY).
+pub(crate) fn record_wakee<M: Machine>(era: Era, ctx: &WakeCtx, m: &M, hints: &mut Hints) {
+    let Some(w) = ctx.waker else { return };
+    let now = m.now();
+    let h = &mut hints.task[w];
+    if now > h.wakee_flip_decay_ts.saturating_add(NSEC_PER_SEC) {
+        if era <= Era::V3_12 {
+            h.wakee_flips = 0;
+        } else {
+            h.wakee_flips >>= 1;
+        }
+        h.wakee_flip_decay_ts = now;
+    }
+    if h.last_wakee != Some(ctx.wakee) {
+        h.wakee_flips += 1;
+    }
+    record_streak(ctx, hints);
+}
+
+/// Consecutive wakeups of the same wakee (`wakee_streak`); also sets `last_wakee`.
+pub(crate) fn record_streak(ctx: &WakeCtx, hints: &mut Hints) {
+    let Some(w) = ctx.waker else { return };
+    let h = &mut hints.task[w];
+    if h.last_wakee == Some(ctx.wakee) {
+        h.wakee_streak = h.wakee_streak.saturating_add(1);
+    } else {
+        h.wakee_streak = 1;
+        h.last_wakee = Some(ctx.wakee);
+    }
+}
+
+fn flips(ctx: &WakeCtx, hints: &Hints) -> (u64, u64) {
+    let waker = ctx.waker.map_or(0, |w| hints.task[w].wakee_flips as u64);
+    (waker, hints.task[ctx.wakee].wakee_flips as u64)
+}
+
+/// 3.12-4.2 `wake_wide`: the waker is the busier flipper by a factor of the LLC size.
+pub(crate) fn wake_wide_v1<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
+    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
+    let (w, p) = flips(ctx, hints);
+    p > factor && w > factor * p
+}
+
+/// The mirror of [`wake_wide_v1`]: the wakee is the busier flipper (the other direction of a
+/// 1:N relation, for WAKE_WIDE_IDLE_BOTH).
+pub(crate) fn wake_wide_v1_mirror<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
+    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
+    let (w, p) = flips(ctx, hints);
+    w > factor && p > factor * w
+}
+
+/// 4.3+ `wake_wide` (Galbraith's "beef up"): symmetric in waker and wakee.
+pub(crate) fn wake_wide_v2<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
+    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
+    let (w, p) = flips(ctx, hints);
+    let (master, slave) = if w >= p { (w, p) } else { (p, w) };
+    !(slave < factor || master < slave * factor)
+}
+
+/// WAKEUP_BUDDY: waker and wakee are each other's last wakee, each woke the other at least
+/// `reference` times in a row.
+pub(crate) fn buddies(ctx: &WakeCtx, hints: &Hints, reference: u32) -> bool {
+    let Some(w) = ctx.waker else { return false };
+    let (hw, hp) = (&hints.task[w], &hints.task[ctx.wakee]);
+    hw.last_wakee == Some(ctx.wakee)
+        && hp.last_wakee == Some(w)
+        && hw.wakee_streak >= reference
+        && hp.wakee_streak >= reference
+}
+
+/// Records a wake_wide verdict.
+pub(crate) fn note_wide(rec: &mut PlacementRecord, wide: bool) -> bool {
+    rec.wake_wide = Some(wide);
+    wide
+}

@@ -1,0 +1,167 @@
+//! hackbench (rt-tests) / perf bench sched messaging (benchmarks.md §2.1).
+//!
+//! ```text
+//!   main ──fork×40G──▶ workers ──barrier(40G+1)──▶ start
+//!   group g:  S_0..S_19 ──(every sender to every receiver, round robin)──▶ C_0..C_19 ──▶ R_0..R_19
+//!   main: wait for all children (woken WF_SYNC by the last exit) ──▶ end
+//! ```
+//!
+//! Senders share one write end per receiver (one channel per receiver, F writers). Time =
+//! end − the barrier's release; fork time is excluded, exit and reap are included.
+
+use super::{ABS, Built, MAX_TASKS, secs};
+use crate::error::WorkloadError;
+use crate::instance::{Report, first_abs_time, no_samples};
+use crate::spec::Args;
+use schedlab_engine::task::{HistId, Op, SpecId};
+use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
+use schedlab_metrics::native::{HackbenchReport, format_hackbench};
+use schedlab_metrics::{Better, Metric};
+use schedlab_topo::Topology;
+use std::sync::Arc;
+
+/// The shape of one hackbench run.
+#[derive(Clone, Debug)]
+pub(crate) struct Shape {
+    pub groups: u64,
+    pub loops: u64,
+    pub fds: u64,
+    pub datasize: u64,
+    pub kind: ChannelKind,
+    pub threads: bool,
+}
+
+/// What [`add`] declared.
+pub(crate) struct Parts {
+    /// The main task's template (start it with `spawn` or fork it).
+    pub main: SpecId,
+    /// Absolute times at which workers passed the start barrier.
+    pub start_hist: HistId,
+}
+
+/// Adds a complete hackbench (main + workers) to `w`; `prefix` runs in main before it forks
+/// (numa-test delays its disturbing hackbench with a sleep there). `mm` is the address
+/// space key used in thread mode.
+pub(crate) fn add(w: &mut Workload, s: &Shape, prefix: Vec<Op>, mm: u32, tag: &str) -> Parts {
+    let f = s.fds as usize;
+    let parties = (2 * f as u64 * s.groups + 1) as u32;
+    let barrier = w.barrier(parties);
+    let start_hist = w.hist(format!("{tag}start"));
+    let mm = s.threads.then_some(mm);
+    let mut main = prefix;
+    for g in 0..s.groups {
+        let chans: Vec<usize> = (0..f)
+            .map(|j| w.channel(s.kind, format!("{tag}g{g}.r{j}")))
+            .collect();
+        for &ch in &chans {
+            let mut r = TaskSpec::new(
+                format!("{tag}receiver"),
+                vec![
+                    Op::Barrier(barrier),
+                    Op::RecordSince {
+                        hist: start_hist,
+                        slot: ABS,
+                    },
+                    Op::Loop(s.fds * s.loops),
+                    Op::Recv { ch },
+                    Op::EndLoop,
+                ],
+            );
+            r.mm = mm;
+            let id = w.spec(r);
+            main.push(Op::Fork(id));
+        }
+        let mut prog = vec![
+            Op::Barrier(barrier),
+            Op::RecordSince {
+                hist: start_hist,
+                slot: ABS,
+            },
+            Op::Loop(s.loops),
+        ];
+        prog.extend(chans.iter().map(|&ch| Op::Send {
+            ch,
+            bytes: Dist::Const(s.datasize),
+        }));
+        prog.push(Op::EndLoop);
+        let mut snd = TaskSpec::new(format!("{tag}sender"), prog);
+        snd.mm = mm;
+        let sid = w.spec(snd);
+        main.extend([Op::Loop(s.fds), Op::Fork(sid), Op::EndLoop]);
+    }
+    main.extend([Op::Barrier(barrier), Op::WaitChildren]);
+    let mut m = TaskSpec::new(format!("{tag}hackbench"), main);
+    m.mm = mm;
+    let main = w.spec(m);
+    Parts { main, start_hist }
+}
+
+pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
+    let groups = a.int("groups", 1, 100_000)?;
+    let loops = a.int("loops", 1, u64::MAX / 1_000_000)?;
+    let fds = a.int("fds", 1, 1000)?;
+    let datasize = a.int("datasize", 1, 1 << 20)?;
+    let ipc = a.choice("ipc")?;
+    let threads = a.choice("mode")? == "thread";
+    if groups * fds * 2 > MAX_TASKS {
+        return Err(a.err(
+            "groups",
+            groups,
+            format!(
+                "{} tasks is more than the {MAX_TASKS} a model may create",
+                groups * fds * 2
+            ),
+        ));
+    }
+    let kind = match ipc.as_str() {
+        "pipe" => ChannelKind::pipe(),
+        "inet" => ChannelKind::tcp(),
+        _ => ChannelKind::unix(),
+    };
+    let shape = Shape {
+        groups,
+        loops,
+        fds,
+        datasize,
+        kind,
+        threads,
+    };
+    let mut w = Workload::new("hackbench");
+    let parts = add(&mut w, &shape, Vec::new(), 0, "");
+    w.initial.push(parts.main);
+    Ok((
+        w,
+        Arc::new(HackbenchOut {
+            shape,
+            start_hist: parts.start_hist,
+        }),
+    ))
+}
+
+struct HackbenchOut {
+    shape: Shape,
+    start_hist: HistId,
+}
+
+impl Report for HackbenchOut {
+    fn headline(&self) -> (String, Better) {
+        ("time_s".into(), Better::Lower)
+    }
+    fn duration_based(&self) -> bool {
+        false
+    }
+    fn extract(&self, sim: &Simulation) -> Result<(String, Vec<Metric>), WorkloadError> {
+        let start = first_abs_time(sim.user_hist(self.start_hist))
+            .ok_or_else(|| no_samples("hackbench", "start"))?;
+        let s = &self.shape;
+        let r = HackbenchReport {
+            threads: s.threads,
+            groups: s.groups,
+            fds: s.fds,
+            loops: s.loops,
+            datasize: s.datasize,
+            time_s: secs(sim.now().saturating_sub(start)),
+        };
+        Ok((format_hackbench(&r), r.metrics()))
+    }
+}

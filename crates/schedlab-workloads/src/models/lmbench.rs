@@ -1,0 +1,230 @@
+//! lmbench bandwidth (bw_pipe, bw_unix, bw_tcp) and context-switch latency (lat_ctx)
+//! (benchmarks.md §2.2).
+//!
+//! ```text
+//!   bw:      writer: total/size × write(size)  ──channel──▶  reader: total/size × read
+//!   lat_ctx: overhead task: rounds × { write own pipe; read it; sum size KB }   (no switch)
+//!            ──barrier──▶ ring P_0 → P_1 → … → P_{N-1} → P_0: rounds × { read; sum; write next }
+//! ```
+//!
+//! lat_ctx reports µs per switch: ring time per hop minus the overhead per hop that the
+//! single-task loop measured first in the same run (as lat_ctx measures and subtracts it).
+//! Bandwidth uses lmbench's MB = 2^20 bytes.
+
+use super::{ABS, Built, MAX_TASKS, secs};
+use crate::error::WorkloadError;
+use crate::instance::{Report, first_abs_time, no_samples};
+use crate::spec::Args;
+use schedlab_engine::task::{HistId, Op};
+use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
+use schedlab_metrics::native::{
+    LatCtxReport, LmbenchBwKind, LmbenchBwReport, format_lat_ctx, format_lmbench_bw,
+};
+use schedlab_metrics::{Better, Metric};
+use schedlab_topo::Topology;
+use std::sync::Arc;
+
+/// Time to sum one byte of private data (lat_ctx's unrolled `sumit`), ns.
+const SUM_NS_PER_BYTE: f64 = 0.1;
+
+pub(crate) fn build_bw(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
+    let kind = a.choice("kind")?;
+    let size = a.int("size", 1, 1 << 30)?;
+    let total = a.int("total", 1, 1 << 40)?;
+    if total < size {
+        return Err(a.err(
+            "total",
+            total,
+            format!("must be at least one write of size {size}"),
+        ));
+    }
+    let writes = total / size;
+    let ck = match kind.as_str() {
+        "unix" => ChannelKind::unix(),
+        "tcp" => ChannelKind::tcp(),
+        _ => ChannelKind::pipe(),
+    };
+    let mut w = Workload::new("lmbench-bw");
+    let ch = w.channel(ck, "data");
+    let comm = format!("bw_{kind}");
+    w.spawn(TaskSpec::new(
+        comm.clone(),
+        vec![
+            Op::Loop(writes),
+            Op::Send {
+                ch,
+                bytes: Dist::Const(size),
+            },
+            Op::EndLoop,
+        ],
+    ));
+    w.spawn(TaskSpec::new(
+        comm,
+        vec![Op::Loop(writes), Op::Recv { ch }, Op::EndLoop],
+    ));
+    Ok((
+        w,
+        Arc::new(BwOut {
+            kind,
+            bytes: writes * size,
+        }),
+    ))
+}
+
+struct BwOut {
+    kind: String,
+    bytes: u64,
+}
+
+impl Report for BwOut {
+    fn headline(&self) -> (String, Better) {
+        ("bandwidth_mb_s".into(), Better::Higher)
+    }
+    fn duration_based(&self) -> bool {
+        false
+    }
+    fn extract(&self, sim: &Simulation) -> Result<(String, Vec<Metric>), WorkloadError> {
+        let mb_per_sec = self.bytes as f64 / (1u64 << 20) as f64 / secs(sim.now()).max(1e-12);
+        let (native, metrics) = match self.kind.as_str() {
+            "tcp" => {
+                // metrics::native has no bw_tcp format: this is lmbench's bw_tcp line (recalled).
+                let r = LmbenchBwReport {
+                    kind: LmbenchBwKind::Unix,
+                    mb_per_sec,
+                };
+                (
+                    format!("Socket bandwidth using localhost: {mb_per_sec:.2} MB/sec\n"),
+                    r.metrics(),
+                )
+            }
+            k => {
+                let kind = if k == "unix" {
+                    LmbenchBwKind::Unix
+                } else {
+                    LmbenchBwKind::Pipe
+                };
+                let r = LmbenchBwReport { kind, mb_per_sec };
+                (format_lmbench_bw(&r), r.metrics())
+            }
+        };
+        Ok((native, metrics))
+    }
+}
+
+pub(crate) fn build_ctx(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
+    let procs = a.int("procs", 2, MAX_TASKS)?;
+    let size_kb = a.int("size", 0, 1 << 20)?;
+    let rounds = a.int("rounds", 1, 1 << 40)?;
+    let sum = (size_kb as f64 * 1024.0 * SUM_NS_PER_BYTE).round() as u64;
+    let mut w = Workload::new("lat-ctx");
+    let start = w.hist("ring_start");
+    let barrier = w.barrier(procs as u32 + 1);
+    let with_sum = |mut v: Vec<Op>| {
+        if sum > 0 {
+            v.push(Op::Compute(Dist::Const(sum)));
+        }
+        v
+    };
+    let own = w.channel(ChannelKind::pipe(), "overhead");
+    let mut ovr = vec![
+        Op::Loop(rounds),
+        Op::Send {
+            ch: own,
+            bytes: Dist::Const(4),
+        },
+        Op::Recv { ch: own },
+    ];
+    ovr = with_sum(ovr);
+    ovr.extend([Op::EndLoop, Op::Barrier(barrier)]);
+    let mut o = TaskSpec::new("lat_ctx-ovr", ovr);
+    o.ws_bytes = size_kb * 1024;
+    w.spawn(o);
+    let chans: Vec<usize> = (0..procs)
+        .map(|i| w.channel(ChannelKind::pipe(), format!("ring{i}")))
+        .collect();
+    for i in 0..procs as usize {
+        let (inp, out) = (chans[i], chans[(i + 1) % procs as usize]);
+        let mut prog = vec![
+            Op::Barrier(barrier),
+            Op::RecordSince {
+                hist: start,
+                slot: ABS,
+            },
+        ];
+        let hop = |p: &mut Vec<Op>| {
+            p.push(Op::Recv { ch: inp });
+            if sum > 0 {
+                p.push(Op::Compute(Dist::Const(sum)));
+            }
+            p.push(Op::Send {
+                ch: out,
+                bytes: Dist::Const(4),
+            });
+        };
+        if i == 0 {
+            // The first process starts the token and takes the last read.
+            prog.push(Op::Send {
+                ch: out,
+                bytes: Dist::Const(4),
+            });
+            if rounds > 1 {
+                prog.push(Op::Loop(rounds - 1));
+                hop(&mut prog);
+                prog.push(Op::EndLoop);
+            }
+            prog.push(Op::Recv { ch: inp });
+        } else {
+            prog.push(Op::Loop(rounds));
+            hop(&mut prog);
+            prog.push(Op::EndLoop);
+        }
+        let mut t = TaskSpec::new("lat_ctx", prog);
+        t.ws_bytes = size_kb * 1024;
+        w.spawn(t);
+    }
+    Ok((
+        w,
+        Arc::new(CtxOut {
+            procs,
+            size_kb,
+            rounds,
+            start,
+        }),
+    ))
+}
+
+struct CtxOut {
+    procs: u64,
+    size_kb: u64,
+    rounds: u64,
+    start: HistId,
+}
+
+impl Report for CtxOut {
+    fn headline(&self) -> (String, Better) {
+        (format!("ctx_us_{}", self.procs), Better::Lower)
+    }
+    fn duration_based(&self) -> bool {
+        false
+    }
+    fn extract(&self, sim: &Simulation) -> Result<(String, Vec<Metric>), WorkloadError> {
+        let start = first_abs_time(sim.user_hist(self.start))
+            .ok_or_else(|| no_samples("lat-ctx", "ring start"))?;
+        let hops = (self.rounds * self.procs) as f64;
+        let overhead_us = start as f64 / 1e3 / self.rounds as f64;
+        let per_hop_us = sim.now().saturating_sub(start) as f64 / 1e3 / hops;
+        let r = LatCtxReport {
+            size_kb: self.size_kb,
+            overhead_us,
+            points: vec![(self.procs, (per_hop_us - overhead_us).max(0.0))],
+        };
+        let mut m = r.metrics();
+        m.push(crate::instance::metric(
+            "overhead_us",
+            overhead_us,
+            "us",
+            Better::Lower,
+        ));
+        Ok((format_lat_ctx(&r), m))
+    }
+}

@@ -1,0 +1,53 @@
+//! The built-in benchmark models, one module per benchmark family (benchmarks.md §2), and
+//! the small helpers they share.
+//!
+//! Each `build` reads its parameters through [`crate::spec::Args`], declares the engine
+//! objects (channels, futexes, barriers, counters, histograms) and task programs, and
+//! returns the [`Workload`] with a [`Report`] that reads the finished run back. Programs are
+//! kept tight (loops, no per-message bookkeeping) because the large runs (hackbench with
+//! 400 groups × 400 loops = 64 M messages) are dominated by the interpreter.
+
+pub(crate) mod aim7;
+pub(crate) mod hackbench;
+pub(crate) mod kernbench;
+pub(crate) mod lmbench;
+pub(crate) mod numa;
+pub(crate) mod pgbench;
+pub(crate) mod pipe;
+pub(crate) mod rr;
+pub(crate) mod schbench;
+pub(crate) mod sysbench;
+
+use crate::instance::Report;
+use schedlab_engine::Workload;
+use schedlab_engine::task::Slot;
+use std::sync::Arc;
+
+/// What every model's `build` returns.
+pub(crate) type Built = (Workload, Arc<dyn Report>);
+
+/// The task slot never stamped by any model: `RecordSince` from it records absolute time.
+pub(crate) const ABS: Slot = Slot::Task(7);
+
+/// The largest number of tasks a built-in model will create (memory guard).
+pub(crate) const MAX_TASKS: u64 = 200_000;
+
+/// Nanoseconds to seconds.
+pub(crate) fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// A duration for the `params` of a result: `30ms`, `100us`, `1.5s`.
+pub(crate) fn fmt_dur(ns: u64) -> String {
+    if ns == 0 {
+        "0ns".into()
+    } else if ns.is_multiple_of(1_000_000_000) {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns.is_multiple_of(1_000_000) {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns.is_multiple_of(1_000) {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    }
+}

@@ -1,0 +1,85 @@
+//! perf bench sched pipe (benchmarks.md §2.2): a strict 1:1 ping-pong of 4-byte messages over
+//! two pipes; with `pairs > 1`, will-it-scale context_switch1's N independent pairs.
+//!
+//! ```text
+//!   A: loop { write(p1); read(p2) }        B: loop { read(p1); write(p2) }
+//! ```
+//!
+//! Both wakeups are WF_SYNC and exactly one task of a pair is runnable at a time. Time is the
+//! makespan of the run (both sides are started at t=0 through the fork placement).
+
+use super::{Built, MAX_TASKS, secs};
+use crate::error::WorkloadError;
+use crate::instance::Report;
+use crate::spec::Args;
+use schedlab_engine::task::Op;
+use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
+use schedlab_metrics::native::{PipeReport, format_perf_pipe};
+use schedlab_metrics::{Better, Metric};
+use schedlab_topo::Topology;
+use std::sync::Arc;
+
+pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
+    let loops = a.int("loops", 1, u64::MAX / 4)?;
+    let threads = a.flag("threads")?;
+    let pairs = a.int("pairs", 1, MAX_TASKS / 2)?;
+    let mut w = Workload::new("pipe");
+    for i in 0..pairs {
+        let p1 = w.channel(ChannelKind::pipe(), format!("pair{i}.p1"));
+        let p2 = w.channel(ChannelKind::pipe(), format!("pair{i}.p2"));
+        let four = || Dist::Const(4);
+        let mut a_side = TaskSpec::new(
+            "sched-pipe",
+            vec![
+                Op::Loop(loops),
+                Op::Send {
+                    ch: p1,
+                    bytes: four(),
+                },
+                Op::Recv { ch: p2 },
+                Op::EndLoop,
+            ],
+        );
+        let mut b_side = TaskSpec::new(
+            "sched-pipe",
+            vec![
+                Op::Loop(loops),
+                Op::Recv { ch: p1 },
+                Op::Send {
+                    ch: p2,
+                    bytes: four(),
+                },
+                Op::EndLoop,
+            ],
+        );
+        if threads {
+            a_side.mm = Some(i as u32);
+            b_side.mm = Some(i as u32);
+        }
+        w.spawn(a_side);
+        w.spawn(b_side);
+    }
+    Ok((w, Arc::new(PipeOut { loops, threads })))
+}
+
+struct PipeOut {
+    loops: u64,
+    threads: bool,
+}
+
+impl Report for PipeOut {
+    fn headline(&self) -> (String, Better) {
+        ("usecs_per_op".into(), Better::Lower)
+    }
+    fn duration_based(&self) -> bool {
+        false
+    }
+    fn extract(&self, sim: &Simulation) -> Result<(String, Vec<Metric>), WorkloadError> {
+        let r = PipeReport {
+            loops: self.loops,
+            threads: self.threads,
+            total_s: secs(sim.now()),
+        };
+        Ok((format_perf_pipe(&r), r.metrics()))
+    }
+}
