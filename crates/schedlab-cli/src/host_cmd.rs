@@ -1,17 +1,176 @@
-//! `schedlab host ...` (in progress).
+//! `schedlab host ...`: the real-host harness (run, capture, calibrate).
+//!
+//! Thin layer over `schedlab_host`: parses flags, installs the Ctrl-C handler that makes every
+//! run stop and clean up, and prints results (native text on stdout, a summary on stderr).
 
-use clap::Subcommand;
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Real-host subcommands.
 #[derive(Subcommand, Debug)]
 pub enum HostCmd {
-    /// Run a benchmark with real threads.
-    Run,
+    /// Run a benchmark for real on this machine (threads/processes, pipes, sockets, loopback
+    /// TCP, futexes), with the simulator's workload names, parameters and output format.
+    Run(RunArgs),
+    /// Record the kernel's scheduling events (sched_switch, sched_waking, sched_wakeup,
+    /// sched_migrate_task) through tracefs while COMMAND runs (root).
+    Capture(CaptureArgs),
+    /// Measure this machine's scheduling costs and write a machine profile for the simulator.
+    Calibrate(CalibrateArgs),
+}
+
+/// `schedlab host run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Workload spec `NAME[:key=value,...]`: hackbench, pipe, tbench, schbench (built in);
+    /// pgbench (--external only). E.g. `hackbench:groups=1,loops=10`.
+    pub workload: String,
+    /// Run the real tool instead (rt-tests hackbench, perf bench sched pipe, dbench's tbench,
+    /// pgbench against a throwaway PostgreSQL on 127.0.0.1).
+    #[arg(long)]
+    pub external: bool,
+    /// Stop everything and fail after this long (suffix ns, us, ms, s; bare = seconds).
+    #[arg(long, default_value = "120s")]
+    pub timeout: String,
+    /// Print the result as JSON instead of the tool's native text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `schedlab host capture`.
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// Output: FILE.pftrace (Perfetto only), FILE.txt (ftrace text only), or any other name
+    /// for both (FILE.pftrace and FILE.txt).
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    /// End the command (SIGTERM, then SIGKILL) after this long.
+    #[arg(long, default_value = "60s")]
+    pub timeout: String,
+    /// Per-CPU trace buffer while capturing, KiB.
+    #[arg(long, default_value_t = 8192)]
+    pub buffer_kb: u64,
+    /// The command to run, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `schedlab host calibrate`.
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Where to write the profile (TOML).
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    /// A short run (about 2 s) with fewer batches: for smoke tests, not for real profiles.
+    #[arg(long)]
+    pub quick: bool,
+    /// Total time to spend measuring (default about 18 s; 2 s with --quick).
+    #[arg(long)]
+    pub budget: Option<String>,
+}
+
+fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
+    schedlab_host::parse_duration(s, Some(Duration::from_secs(1)))
+        .map_err(|e| anyhow::anyhow!("--{flag} {s:?}: expected {e}"))
+}
+
+fn install_ctrlc() {
+    // A second installation in the same process fails harmlessly.
+    let _ = ctrlc::set_handler(schedlab_host::request_cancel);
 }
 
 /// Runs a host subcommand.
 pub fn run(cmd: HostCmd) -> anyhow::Result<()> {
+    install_ctrlc();
     match cmd {
-        HostCmd::Run => Ok(()),
+        HostCmd::Run(a) => run_cmd(a),
+        HostCmd::Capture(a) => capture_cmd(a),
+        HostCmd::Calibrate(a) => calibrate_cmd(a),
     }
+}
+
+fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
+    let opts = schedlab_host::HostRunOptions {
+        timeout: duration("timeout", &a.timeout)?,
+        external: a.external,
+    };
+    let run = schedlab_host::run_workload(&a.workload, &opts)?;
+    let r = &run.result;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(r)?);
+    } else {
+        print!("{}", r.native);
+    }
+    let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    eprintln!(
+        "schedlab host run {}{}: {} ({:.2} s wall)",
+        r.workload,
+        if a.external { " (external)" } else { "" },
+        params.join(","),
+        run.wall.as_secs_f64()
+    );
+    for m in &r.metrics {
+        eprintln!(
+            "  {:<22} {:>14.3} {:<6} ({} is better)",
+            m.name,
+            m.value,
+            m.unit,
+            match m.better {
+                schedlab_metrics::Better::Higher => "higher",
+                schedlab_metrics::Better::Lower => "lower",
+            }
+        );
+    }
+    Ok(())
+}
+
+fn capture_cmd(a: CaptureArgs) -> anyhow::Result<()> {
+    let opts = schedlab_host::CaptureOptions {
+        timeout: duration("timeout", &a.timeout)?,
+        buffer_size_kb: a.buffer_kb,
+    };
+    let s = schedlab_host::capture_with(&a.output, &a.command, &opts)?;
+    println!(
+        "captured `{}`: {} after {:.3} s",
+        a.command.join(" "),
+        s.exit,
+        s.wall.as_secs_f64()
+    );
+    for (e, n) in &s.events {
+        println!("  {e:<20} {n}");
+    }
+    if s.overruns > 0 {
+        println!(
+            "  warning: {} events lost to full buffers (raise --buffer-kb)",
+            s.overruns
+        );
+    }
+    for f in &s.files {
+        println!("wrote {}", f.display());
+    }
+    print!("{}", s.counters);
+    Ok(())
+}
+
+fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
+    let mut opts = if a.quick {
+        schedlab_host::CalibrateOptions::quick()
+    } else {
+        schedlab_host::CalibrateOptions::default()
+    };
+    if let Some(b) = &a.budget {
+        opts.budget = duration("budget", b)?;
+    }
+    eprintln!(
+        "calibrating for about {:.0} s ...",
+        opts.budget.as_secs_f64()
+    );
+    let c = schedlab_host::calibrate(&opts)?;
+    print!("{}", c.report());
+    std::fs::write(&a.output, c.to_profile_toml())
+        .with_context(|| format!("writing {}", a.output.display()))?;
+    println!("wrote {}", a.output.display());
+    Ok(())
 }

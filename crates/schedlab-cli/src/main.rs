@@ -64,7 +64,8 @@ fn main() {
     let cli = Cli::parse();
     let _ = ctrlc::set_handler(|| {
         schedlab_host::request_cancel();
-        if schedlab_experiment::runner::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        if schedlab_experiment::runner::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
             std::process::exit(130);
         }
         eprintln!("\ninterrupt: finishing the runs in progress (press Ctrl-C again to abort)");

@@ -19,6 +19,9 @@ use schedlab_topo::{CpuSet, DomainEra, SchedDomains, Topology, presets};
 /// Environment variable read when `--sysfs-root` is not given.
 pub const SYSFS_ROOT_ENV: &str = "SCHEDLAB_SYSFS_ROOT";
 
+/// The machine used when `-t` is not given.
+pub const DEFAULT_TOPOLOGY: &str = "desktop-4c8t";
+
 /// The SPEC explanation shown in help texts (a macro so it can be `concat!`ed).
 macro_rules! spec_help {
     () => {
@@ -51,7 +54,7 @@ pub struct TopologyArgs {
         short = 't',
         long = "topology",
         value_name = "SPEC",
-        default_value = "desktop-4c8t"
+        default_value = DEFAULT_TOPOLOGY
     )]
     pub topology: String,
     /// Threads per core for numactl --hardware files [default: 1].

@@ -172,7 +172,9 @@ pub fn format_hackbench(r: &HackbenchReport) -> String {
 }
 
 static HB_MODE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^Running in (process|threaded) mode with (\d+) groups using (\d+) file descriptors each \(== (\d+) tasks\)")
+    re(
+        r"^Running in (process|threaded) mode with (\d+) groups using (\d+) file descriptors each \(== (\d+) tasks\)",
+    )
 });
 static HB_PASS: LazyLock<Regex> =
     LazyLock::new(|| re(r"^Each sender will pass (\d+) messages of (\d+) bytes"));
@@ -241,12 +243,10 @@ pub fn format_perf_messaging(r: &PerfMessagingReport) -> String {
     )
 }
 
-static PM_HEAD: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^# (\d+) sender and receiver (processes|threads) per group")
-});
+static PM_HEAD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^# (\d+) sender and receiver (processes|threads) per group"));
 static PM_GROUPS: LazyLock<Regex> = LazyLock::new(|| re(r"^# (\d+) groups == (\d+) "));
-static PERF_TOTAL: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^\s*Total time: ([0-9.]+) \[sec\]"));
+static PERF_TOTAL: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*Total time: ([0-9.]+) \[sec\]"));
 static BARE_NUMBER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*([0-9]+\.[0-9]+)\s*$"));
 
 /// Reads `perf bench sched messaging` output, default format or `-f simple` (a bare number).
@@ -345,13 +345,11 @@ pub struct PipeOutput {
 impl PipeOutput {
     /// Same metric names as [`PipeReport::metrics`]; `ops_per_sec` is derived if not printed.
     pub fn metrics(&self) -> Vec<Metric> {
-        let ops = self
-            .ops_per_sec
-            .unwrap_or(if self.usecs_per_op > 0.0 {
-                1e6 / self.usecs_per_op
-            } else {
-                0.0
-            });
+        let ops = self.ops_per_sec.unwrap_or(if self.usecs_per_op > 0.0 {
+            1e6 / self.usecs_per_op
+        } else {
+            0.0
+        });
         vec![
             metric("usecs_per_op", self.usecs_per_op, "us", Better::Lower),
             metric("ops_per_sec", ops, "ops/s", Better::Higher),
@@ -359,9 +357,8 @@ impl PipeOutput {
     }
 }
 
-static PIPE_EXEC: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^# Executed (\d+) pipe operations between two (processes|threads)")
-});
+static PIPE_EXEC: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^# Executed (\d+) pipe operations between two (processes|threads)"));
 static PIPE_USECS: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*([0-9.]+) usecs/op"));
 static PIPE_OPS: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*([0-9]+) ops/sec"));
 
@@ -441,7 +438,12 @@ impl TbenchReport {
     /// table is present.
     pub fn metrics(&self) -> Vec<Metric> {
         let mut m = vec![
-            metric("throughput_mb_s", self.throughput_mb_s, "MB/s", Better::Higher),
+            metric(
+                "throughput_mb_s",
+                self.throughput_mb_s,
+                "MB/s",
+                Better::Higher,
+            ),
             metric("max_latency_ms", self.max_latency_ms, "ms", Better::Lower),
         ];
         if let Some(avg) = self.avg_latency_ms() {
@@ -479,7 +481,9 @@ pub fn format_tbench(r: &TbenchReport) -> String {
 }
 
 static TB_THROUGHPUT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^Throughput ([0-9.e+]+) MB/sec(?:.*?)\s+(\d+) clients\s+(\d+) procs\s+max_latency=([0-9.]+) ms")
+    re(
+        r"^Throughput ([0-9.e+]+) MB/sec(?:.*?)\s+(\d+) clients\s+(\d+) procs\s+max_latency=([0-9.]+) ms",
+    )
 });
 static TB_ROW: LazyLock<Regex> =
     LazyLock::new(|| re(r"^ (\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$"));
@@ -545,7 +549,12 @@ pub struct NetperfRrReport {
 impl NetperfRrReport {
     /// `trans_per_sec` (higher is better).
     pub fn metrics(&self) -> Vec<Metric> {
-        vec![metric("trans_per_sec", self.trans_per_sec, "trans/s", Better::Higher)]
+        vec![metric(
+            "trans_per_sec",
+            self.trans_per_sec,
+            "trans/s",
+            Better::Higher,
+        )]
     }
 }
 
@@ -571,9 +580,8 @@ pub fn format_netperf_rr(r: &NetperfRrReport) -> String {
     )
 }
 
-static NP_ROW: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
-});
+static NP_ROW: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$"));
 
 /// Reads netperf TCP_RR/UDP_RR output: the first six-column result row.
 pub fn parse_netperf_rr(text: &str) -> Result<NetperfRrReport, NativeError> {
@@ -802,8 +810,7 @@ static SB_OTHER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*other:\s+(\d+)\s*$"
 static SB_TXN: LazyLock<Regex> =
     LazyLock::new(|| re(r"^\s*transactions:\s+(\d+)\s+\(([0-9.]+) per sec\.\)"));
 static SB_AVG: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*avg:\s+([0-9.]+)\s*$"));
-static SB_P95: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^\s*95th percentile:\s+([0-9.]+)\s*$"));
+static SB_P95: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*95th percentile:\s+([0-9.]+)\s*$"));
 
 /// Reads a sysbench OLTP report; the `transactions:` line is required, the rest optional (0).
 pub fn parse_sysbench(text: &str) -> Result<SysbenchReport, NativeError> {
@@ -1053,7 +1060,9 @@ pub fn format_schbench_v1(r: &SchbenchV1Report) -> String {
 }
 
 static V1_HEAD: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(Wakeup Latencies|Request Latencies|RPS) percentiles \((?:usec|requests)\) runtime (\d+) \(s\) \((\d+) total samples\)")
+    re(
+        r"^(Wakeup Latencies|Request Latencies|RPS) percentiles \((?:usec|requests)\) runtime (\d+) \(s\) \((\d+) total samples\)",
+    )
 });
 static V1_ROW: LazyLock<Regex> =
     LazyLock::new(|| re(r"^\s*(\*)?\s*([0-9.]+)th: (\d+)\s+\((\d+) samples\)"));
@@ -1138,7 +1147,12 @@ pub struct Aim7Report {
 impl Aim7Report {
     /// `jobs_per_min` (higher is better).
     pub fn metrics(&self) -> Vec<Metric> {
-        vec![metric("jobs_per_min", self.max_jobs_per_min, "jobs/min", Better::Higher)]
+        vec![metric(
+            "jobs_per_min",
+            self.max_jobs_per_min,
+            "jobs/min",
+            Better::Higher,
+        )]
     }
 }
 
@@ -1212,10 +1226,11 @@ pub fn format_kernbench(r: &[KernbenchReport]) -> String {
     s
 }
 
-static KB_HEAD: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^Average (.+?) Run \(std deviation\):"));
+static KB_HEAD: LazyLock<Regex> = LazyLock::new(|| re(r"^Average (.+?) Run \(std deviation\):"));
 static KB_ROW: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(Elapsed Time|User Time|System Time|Percent CPU|Context Switches|Sleeps) ([0-9.]+) \(([0-9.]+)\)")
+    re(
+        r"^(Elapsed Time|User Time|System Time|Percent CPU|Context Switches|Sleeps) ([0-9.]+) \(([0-9.]+)\)",
+    )
 });
 
 /// Reads every `Average ... Run (std deviation):` block of kernbench output (at least one).
@@ -1289,9 +1304,8 @@ pub fn format_numa_test(r: &NumaTestReport) -> String {
 }
 
 static NT_TASKS: LazyLock<Regex> = LazyLock::new(|| re(r"^(\d+) tasks"));
-static NT_ROW: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(AverageUserTime|ElapsedTime|TotalUserTime|TotalSysTime)\s+([0-9.]+)")
-});
+static NT_ROW: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(AverageUserTime|ElapsedTime|TotalUserTime|TotalSysTime)\s+([0-9.]+)"));
 
 /// Reads numa_test's summary; `ElapsedTime` is required.
 pub fn parse_numa_test(text: &str) -> Result<NumaTestReport, NativeError> {
@@ -1353,7 +1367,12 @@ pub struct LmbenchBwReport {
 impl LmbenchBwReport {
     /// `bandwidth_mb_s` (higher is better).
     pub fn metrics(&self) -> Vec<Metric> {
-        vec![metric("bandwidth_mb_s", self.mb_per_sec, "MB/s", Better::Higher)]
+        vec![metric(
+            "bandwidth_mb_s",
+            self.mb_per_sec,
+            "MB/s",
+            Better::Higher,
+        )]
     }
 }
 
@@ -1433,7 +1452,9 @@ pub fn parse_lat_ctx(text: &str) -> Result<LatCtxReport, NativeError> {
     };
     for (i, l) in text.lines().enumerate().skip(line) {
         match LC_ROW.captures(l) {
-            Some(c) => r.points.push((num(T, i + 1, &c, 1)?, num(T, i + 1, &c, 2)?)),
+            Some(c) => r
+                .points
+                .push((num(T, i + 1, &c, 1)?, num(T, i + 1, &c, 2)?)),
             None => break,
         }
     }

@@ -2,8 +2,8 @@
 //! numbers it was given (up to the tool's printed precision), and every parser reads the
 //! committed sample outputs of the real tools (`tests/samples/`, provenance in its README).
 
-use schedlab_metrics::native::*;
 use schedlab_metrics::Better;
+use schedlab_metrics::native::*;
 
 fn sample(name: &str) -> String {
     let path = format!("{}/tests/samples/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -338,7 +338,10 @@ fn hackbench_samples() {
 #[test]
 fn perf_messaging_samples() {
     let r = parse_perf_messaging(&sample("perf_messaging.txt")).unwrap();
-    assert_eq!((r.threads, r.groups, r.fds, r.time_s), (false, 10, 20, 0.575));
+    assert_eq!(
+        (r.threads, r.groups, r.fds, r.time_s),
+        (false, 10, 20, 0.575)
+    );
     let r = parse_perf_messaging(&sample("perf_messaging_pipe_thread.txt")).unwrap();
     assert_eq!((r.threads, r.groups, r.time_s), (true, 2, 0.035));
     // `-f simple` prints only the number.

@@ -173,10 +173,16 @@ fn netperf_rr_counts_transactions_per_pair() {
     assert!((val(&r, "trans_per_sec") - total as f64 / 0.02).abs() <= 2.0 / 0.02 + 1.0);
     assert!(p.trans_per_sec < val(&r, "trans_per_sec"));
     let (r8, _, _) = run_spec("netperf-rr:pairs=8,duration=20ms", &topo).unwrap();
-    let (two, eight) = (val(&r, "trans_per_sec_per_pair"), val(&r8, "trans_per_sec_per_pair"));
+    let (two, eight) = (
+        val(&r, "trans_per_sec_per_pair"),
+        val(&r8, "trans_per_sec_per_pair"),
+    );
     // 16 tasks on 4 CPUs share the CPUs, but their wakeups become cheap local ones instead of
     // IPIs to idle CPUs, so per-pair throughput drops by about a quarter, not by half.
-    assert!(eight < 0.85 * two, "per-pair trans/s: 2 pairs {two}, 8 pairs {eight}");
+    assert!(
+        eight < 0.85 * two,
+        "per-pair trans/s: 2 pairs {two}, 8 pairs {eight}"
+    );
 }
 
 #[test]

@@ -1,0 +1,525 @@
+//! `schedlab host ...` end to end: real runs print the tools' native formats, bad specs fail
+//! with exit 2 and a clear message, Ctrl-C and timeouts stop a run, capture writes both trace
+//! files and restores tracefs, calibrate writes a complete profile, and `--external` runs the
+//! real tools (installing their Debian packages, or skipping with a message).
+//!
+//! Assertions are on structure, counts and loose bounds, never on timings (the test machine is
+//! a noisy 2-vCPU VM).
+
+use assert_cmd::Command;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").unwrap()
+}
+
+/// Runs `schedlab host ARGS`, expecting success; returns stdout.
+fn host_ok(args: &[&str]) -> String {
+    let out = schedlab().arg("host").args(args).output().unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success(),
+        "host {args:?} failed\nstdout:\n{so}\nstderr:\n{se}"
+    );
+    so
+}
+
+/// Runs `schedlab host ARGS`, expecting exit 2; returns stderr.
+fn host_err(args: &[&str]) -> String {
+    let out = schedlab().arg("host").args(args).output().unwrap();
+    let se = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "host {args:?}: {se}");
+    se
+}
+
+/// The number after `prefix` on the first line starting with it (after trimming).
+fn number_after(text: &str, prefix: &str) -> f64 {
+    let line = text
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` line in:\n{text}"));
+    line[prefix.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no number in {line:?}"))
+}
+
+#[test]
+fn run_hackbench_prints_rt_tests_format() {
+    let out = host_ok(&["run", "hackbench:groups=1,loops=10"]);
+    assert!(
+        out.starts_with(
+            "Running in process mode with 1 groups using 40 file descriptors each (== 40 tasks)\n\
+             Each sender will pass 10 messages of 100 bytes\n"
+        ),
+        "{out}"
+    );
+    let t = number_after(&out, "Time:");
+    assert!(t > 0.0 && t < 30.0, "{t}");
+    // Thread mode over pipes uses the same format.
+    let out = host_ok(&["run", "hackbench:groups=1,loops=10,ipc=pipe,mode=thread"]);
+    assert!(
+        out.starts_with("Running in threaded mode with 1 groups"),
+        "{out}"
+    );
+    assert!(number_after(&out, "Time:") > 0.0);
+}
+
+#[test]
+fn run_pipe_prints_perf_format() {
+    for (spec, kind) in [
+        ("pipe:loops=2000", "processes"),
+        ("pipe:loops=2000,threads=true", "threads"),
+        ("pipe:loops=2000,threads=on,pairs=3", "threads"),
+    ] {
+        let out = host_ok(&["run", spec]);
+        assert!(
+            out.contains(&format!(
+                "# Executed 2000 pipe operations between two {kind}\n"
+            )),
+            "{out}"
+        );
+        let total = number_after(&out, "Total time:");
+        let us = out
+            .lines()
+            .find(|l| l.ends_with(" usecs/op"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|w| w.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("{out}"));
+        // usecs/op is total time over loops (total printed truncated to ms).
+        assert!(us > 0.0);
+        assert!((us * 2000.0 / 1e6 - total).abs() < 0.0011, "{us} {total}");
+    }
+}
+
+#[test]
+fn run_tbench_prints_throughput_line() {
+    let out = host_ok(&["run", "tbench:clients=1,duration=300ms"]);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("Throughput "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains(" MB/sec  1 clients  1 procs  max_latency="),
+        "{line}"
+    );
+    assert!(number_after(&out, "Throughput") > 0.0);
+    // The per-operation table lists the mix's operations with counts.
+    assert!(
+        out.contains(" Operation      Count    AvgLat    MaxLat\n"),
+        "{out}"
+    );
+    for op in ["ReadX", "WriteX", "NTCreateX"] {
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!(" {op} "))),
+            "{op}: {out}"
+        );
+    }
+}
+
+#[test]
+fn run_schbench_prints_latency_block() {
+    let out = host_ok(&["run", "schbench:message_threads=1,threads=2,runtime=300ms"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Latency percentiles (usec)", "{out}");
+    assert_eq!(lines.len(), 9, "{out}");
+    assert!(lines[5].starts_with("\t*99.0th: "), "{out}");
+    let p50 = number_after(&out, "50.0th:");
+    let p99 = number_after(&out, "*99.0th:");
+    assert!(p50 <= p99, "{out}");
+    assert!(lines[8].starts_with("\tmin="), "{out}");
+}
+
+#[test]
+fn run_schbench_v1_prints_three_blocks() {
+    let out = host_ok(&[
+        "run",
+        "schbench:version=v1,message_threads=1,threads=2,runtime=300ms",
+    ]);
+    assert!(
+        out.starts_with("Wakeup Latencies percentiles (usec) runtime 0 (s) ("),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nRequest Latencies percentiles (usec)"),
+        "{out}"
+    );
+    assert!(out.contains("\nRPS percentiles (requests)"), "{out}");
+    assert!(number_after(&out, "average rps:") > 0.0, "{out}");
+}
+
+#[test]
+fn run_json_has_result_fields() {
+    let out = host_ok(&["run", "--json", "pipe:loops=500"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["workload"], "pipe");
+    assert_eq!(v["params"]["loops"], "500");
+    assert_eq!(v["params"]["threads"], "false");
+    assert_eq!(v["metrics"][0]["name"], "usecs_per_op");
+    assert_eq!(v["metrics"][0]["better"], "lower");
+    assert!(v["metrics"][0]["value"].as_f64().unwrap() > 0.0);
+    assert!(v["native"].as_str().unwrap().contains("usecs/op"));
+}
+
+#[test]
+fn bad_specs_exit_2_with_clear_messages() {
+    let e = host_err(&["run", "hackbnch:groups=1"]);
+    assert!(
+        e.contains("unknown workload `hackbnch` (did you mean `hackbench`?)"),
+        "{e}"
+    );
+    let e = host_err(&["run", "hackbench:grups=1"]);
+    assert!(
+        e.contains("hackbench: unknown parameter `grups` (did you mean `groups`?)"),
+        "{e}"
+    );
+    let e = host_err(&["run", "pipe:loops=abc"]);
+    assert!(e.contains("pipe: bad value \"abc\" for `loops`"), "{e}");
+    let e = host_err(&["run", "hackbench:ipc=tcp"]);
+    assert!(e.contains("expected one of socket|pipe"), "{e}");
+    let e = host_err(&["run", "tbench:duration=5min"]);
+    assert!(e.contains("unknown unit `min`"), "{e}");
+    let e = host_err(&["run", "pipe:loops"]);
+    assert!(e.contains("`loops` is not key=value"), "{e}");
+    let e = host_err(&["run", "--timeout", "5parsecs", "pipe"]);
+    assert!(e.contains("--timeout"), "{e}");
+    let e = host_err(&["run", "pgbench:clients=2"]);
+    assert!(e.contains("--external"), "{e}");
+    // Durations need a unit, as in the simulator.
+    let e = host_err(&["run", "tbench:duration=2"]);
+    assert!(e.contains("no unit"), "{e}");
+    // Workloads the simulator has but the host does not run are named as such.
+    let e = host_err(&["run", "kernbench"]);
+    assert!(e.contains("`kernbench` is simulated only"), "{e}");
+}
+
+#[test]
+fn timeout_stops_the_run() {
+    let t = Instant::now();
+    let e = host_err(&["run", "--timeout", "300ms", "pipe:loops=100000000"]);
+    assert!(e.contains("pipe timed out after 300ms"), "{e}");
+    let e = host_err(&[
+        "run",
+        "--timeout",
+        "300ms",
+        "hackbench:groups=1,loops=100000000,mode=thread,ipc=pipe",
+    ]);
+    assert!(e.contains("hackbench timed out"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn ctrl_c_cancels_and_cleans_up() {
+    let bin = assert_cmd::cargo::cargo_bin("schedlab");
+    let mut child = std::process::Command::new(bin)
+        .args(["host", "run", "--timeout", "60s", "pipe:loops=100000000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let t = Instant::now();
+    let out = loop {
+        if let Some(_st) = child.try_wait().unwrap() {
+            break child.wait_with_output().unwrap();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "not stopped by SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(se.contains("pipe cancelled"), "{se}");
+}
+
+#[test]
+fn calibrate_quick_writes_every_profile_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.toml");
+    let out = host_ok(&["calibrate", "--quick", "-o", path.to_str().unwrap()]);
+    assert!(out.contains("pipe round trip stacked"), "{out}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut section = String::new();
+    let mut keys: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let l = l.trim();
+        if l.starts_with('[') {
+            section = l.trim_matches(|c| c == '[' || c == ']').to_string();
+        } else if let Some((k, _)) = l.split_once(" = ") {
+            keys.push(format!("{section}.{k}").trim_start_matches('.').to_string());
+        }
+    }
+    let want = [
+        "schema",
+        "name",
+        "source",
+        "cpu.smt_speed",
+        "cpu.ctx_switch_ns",
+        "cpu.ctx_switch_mm_ns",
+        "cpu.syscall_ns",
+        "cpu.remote_memory_slowdown",
+        "cache.line_bytes",
+        "cache.refetch_smt_ns",
+        "cache.refetch_llc_ns",
+        "cache.refetch_cross_llc_ns",
+        "cache.refetch_cross_node_ns",
+        "cache.hot_half_life_us",
+        "transfer.copy_ns_per_byte",
+        "transfer.same_cpu_ns_per_byte",
+        "transfer.smt_ns_per_byte",
+        "transfer.llc_ns_per_byte",
+        "transfer.cross_llc_ns_per_byte",
+        "transfer.cross_node_ns_per_byte",
+        "wakeup.ipi_ns",
+        "wakeup.ttwu_queue_delay_ns",
+        "wakeup.local_wake_ns",
+        "wakeup.remote_wake_ns",
+        "search.scan_per_cpu_ns",
+        "search.scan_per_cpu_remote_ns",
+        "search.lb_per_cpu_ns",
+        "search.lb_per_task_ns",
+    ];
+    for k in want {
+        assert_eq!(keys.iter().filter(|x| *x == k).count(), 1, "{k} in\n{text}");
+    }
+    // Two idle states, each with name, exit_ns and target_residency_ns.
+    for k in ["name", "exit_ns", "target_residency_ns"] {
+        let n = keys
+            .iter()
+            .filter(|x| **x == format!("wakeup.idle_states.{k}"))
+            .count();
+        assert_eq!(n, 2, "{k} in\n{text}");
+    }
+    assert!(text.contains("schema = \"schedlab.profile/1\""));
+    // Measured keys carry their statistics; context switches are always measurable.
+    let ctx = text
+        .lines()
+        .find(|l| l.starts_with("ctx_switch_ns = "))
+        .unwrap();
+    assert!(ctx.contains("# measured: median "), "{ctx}");
+    // Every value line says where its value came from.
+    for l in text.lines().filter(|l| {
+        l.contains(" = ")
+            && !l.starts_with("schema")
+            && !l.starts_with("name")
+            && !l.starts_with("source")
+    }) {
+        assert!(l.contains("# measured") || l.contains("# default"), "{l}");
+    }
+}
+
+/// Whether tracefs capture can run here; prints why not.
+fn tracefs_usable(stderr: &str) -> bool {
+    if stderr.contains("tracefs unavailable") {
+        println!("skipped: {}", stderr.trim());
+        return false;
+    }
+    true
+}
+
+fn tracefs_state() -> Option<Vec<String>> {
+    let root = Path::new("/sys/kernel/tracing");
+    let files = [
+        "tracing_on",
+        "current_tracer",
+        "trace_clock",
+        "events/sched/sched_switch/enable",
+        "events/sched/sched_waking/enable",
+        "events/sched/sched_wakeup/enable",
+        "events/sched/sched_migrate_task/enable",
+    ];
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(root.join(f)).ok())
+        .collect()
+}
+
+#[test]
+fn capture_writes_both_files_and_restores_tracefs() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("sleep");
+    let before = tracefs_state();
+    let out = schedlab()
+        .args([
+            "host",
+            "capture",
+            "-o",
+            base.to_str().unwrap(),
+            "--",
+            "sleep",
+            "0.05",
+        ])
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    if !out.status.success() && !tracefs_usable(&se) {
+        return;
+    }
+    assert!(out.status.success(), "{so}\n{se}");
+    assert!(so.contains("captured `sleep 0.05`: exit 0"), "{so}");
+    let txt = std::fs::read_to_string(dir.path().join("sleep.txt")).unwrap();
+    assert!(txt.lines().any(|l| l.contains(" sched_switch: ")), "{txt}");
+    // The sleep itself blocked and was woken: its comm appears in switch events.
+    assert!(txt.contains("sleep"), "no `sleep` task in the trace");
+    let pf = std::fs::metadata(dir.path().join("sleep.pftrace")).unwrap();
+    assert!(pf.len() > 100, "{}", pf.len());
+    assert!(so.contains("sched_switch"), "{so}");
+    // Tracing state is as it was (or tracefs is unmounted again if it was not mounted).
+    assert_eq!(tracefs_state(), before);
+}
+
+#[test]
+fn capture_without_command_is_a_usage_error() {
+    let out = schedlab()
+        .args(["host", "capture", "-o", "/tmp/x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+// ---- --external: the real tools ----------------------------------------------------------------
+
+/// Makes `bin` available, installing Debian `package` if possible; false (with a printed
+/// reason) when it cannot.
+fn ensure_tool(bin: &str, package: &str) -> bool {
+    let have = || {
+        std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("command -v {bin} || ls /usr/lib/postgresql/*/bin/{bin}"),
+            ])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if have() {
+        return true;
+    }
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    if !root {
+        println!("skipped: `{bin}` not installed and not root to install `{package}`");
+        return false;
+    }
+    let install = || {
+        std::process::Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", package])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !install() {
+        let _ = std::process::Command::new("apt-get").arg("update").output();
+        install();
+    }
+    if have() {
+        return true;
+    }
+    println!("skipped: could not install the Debian package `{package}` for `{bin}`");
+    false
+}
+
+#[test]
+fn external_hackbench_and_pipe() {
+    if ensure_tool("hackbench", "rt-tests") {
+        let out = host_ok(&["run", "--external", "hackbench:groups=1,loops=10,ipc=pipe"]);
+        assert!(
+            out.contains("Running in process mode with 1 groups"),
+            "{out}"
+        );
+        assert!(number_after(&out, "Time:") > 0.0);
+    }
+    if ensure_tool("perf", "linux-perf") {
+        let out = host_ok(&["run", "--external", "--json", "pipe:loops=2000"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["metrics"][0]["name"], "usecs_per_op");
+        assert!(v["metrics"][0]["value"].as_f64().unwrap() > 0.0);
+        assert!(
+            v["native"]
+                .as_str()
+                .unwrap()
+                .contains("# Executed 2000 pipe operations")
+        );
+    }
+}
+
+#[test]
+fn external_tbench() {
+    if !ensure_tool("tbench", "dbench") {
+        return;
+    }
+    let out = host_ok(&[
+        "run",
+        "--external",
+        "--json",
+        "tbench:clients=1,duration=2s",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["metrics"][0]["name"], "throughput_mb_s");
+    assert!(v["metrics"][0]["value"].as_f64().unwrap() > 0.0, "{out}");
+    assert!(v["native"].as_str().unwrap().contains("1 clients  1 procs"));
+}
+
+#[test]
+fn external_pgbench_on_a_throwaway_server() {
+    if !ensure_tool("pgbench", "postgresql") || !ensure_tool("initdb", "postgresql") {
+        return;
+    }
+    let before: Vec<_> = leftover_pg_dirs();
+    let out = host_ok(&[
+        "run",
+        "--external",
+        "--json",
+        "pgbench:clients=2,duration=1s",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["metrics"][0]["name"], "tps");
+    assert!(v["metrics"][0]["value"].as_f64().unwrap() > 0.0, "{out}");
+    assert!(
+        v["native"]
+            .as_str()
+            .unwrap()
+            .contains("number of clients: 2")
+    );
+    // The server's directory is gone again.
+    assert_eq!(leftover_pg_dirs(), before);
+}
+
+fn leftover_pg_dirs() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with("schedlab-pg-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn external_schbench_is_explained() {
+    let e = host_err(&["run", "--external", "schbench"]);
+    assert!(e.contains("not packaged for Debian"), "{e}");
+}
