@@ -19,6 +19,9 @@ pub enum HostCmd {
     Capture(CaptureArgs),
     /// Measure this machine's scheduling costs and write a machine profile for the simulator.
     Calibrate(CalibrateArgs),
+    /// Run a workload for real and in simulation (host topology, calibrated profile, the era
+    /// closest to the running kernel) and print both with the error per metric and counter.
+    Check(crate::host_check::CheckArgs),
 }
 
 /// `schedlab host run`.
@@ -88,6 +91,7 @@ pub fn run(cmd: HostCmd) -> anyhow::Result<()> {
         HostCmd::Run(a) => run_cmd(a),
         HostCmd::Capture(a) => capture_cmd(a),
         HostCmd::Calibrate(a) => calibrate_cmd(a),
+        HostCmd::Check(a) => crate::host_check::run(a),
     }
 }
 

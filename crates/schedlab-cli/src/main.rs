@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod alloc;
 mod bench_cmd;
 mod experiment_cmd;
+mod host_check;
 mod host_cmd;
 mod policies_cmd;
 mod topo_cmd;

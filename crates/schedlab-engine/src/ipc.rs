@@ -31,14 +31,12 @@ pub enum ChannelKind {
         overhead: u64,
     },
     /// TCP over loopback: like unix, but delivery (softirq) runs on the sender's CPU and
-    /// costs it `delivery_ns`.
+    /// costs it the profile's `transfer.tcp_delivery_ns`.
     Tcp {
         /// Budget.
         sndbuf: u64,
         /// Per-message overhead.
         overhead: u64,
-        /// Softirq delivery cost charged to the sender.
-        delivery_ns: u64,
     },
 }
 
@@ -62,7 +60,6 @@ impl ChannelKind {
         ChannelKind::Tcp {
             sndbuf: 4 * 1024 * 1024,
             overhead: 700,
-            delivery_ns: 1500,
         }
     }
 }
@@ -230,14 +227,6 @@ impl Channel {
             }
         };
         RecvOutcome::Got { msg, wake_writers }
-    }
-
-    /// Softirq delivery cost for TCP, charged to the sender.
-    pub fn delivery_ns(&self) -> u64 {
-        match self.kind {
-            ChannelKind::Tcp { delivery_ns, .. } => delivery_ns,
-            _ => 0,
-        }
     }
 }
 

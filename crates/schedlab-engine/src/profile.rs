@@ -90,6 +90,17 @@ pub struct TransferCosts {
     pub cross_llc_ns_per_byte: f64,
     /// Extra when written on another node (distance 20; scaled by distance).
     pub cross_node_ns_per_byte: f64,
+    /// Kernel work of one pipe write or read beyond the syscall and the copy (buffer and
+    /// page handling), ns.
+    pub pipe_op_ns: u64,
+    /// Kernel work of one AF_UNIX stream send or receive beyond the syscall and the copy
+    /// (skb allocation, socket locking), ns.
+    pub unix_op_ns: u64,
+    /// Kernel work of one TCP loopback send or receive beyond the syscall and the copy, ns.
+    pub tcp_op_ns: u64,
+    /// Loopback delivery (softirq receive path) of one TCP message, charged to the sender's
+    /// CPU, ns.
+    pub tcp_delivery_ns: u64,
 }
 
 /// Latencies on the wakeup path.
@@ -185,6 +196,10 @@ impl Default for TransferCosts {
             llc_ns_per_byte: 0.08,
             cross_llc_ns_per_byte: 0.25,
             cross_node_ns_per_byte: 0.4,
+            pipe_op_ns: 300,
+            unix_op_ns: 1200,
+            tcp_op_ns: 1500,
+            tcp_delivery_ns: 1500,
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::config::{ClassKind, SchedConfig};
 use crate::counters::Counters;
 use crate::dist::Dist;
 use crate::fair::RunQueue;
-use crate::ipc::{Barrier, Channel, Futex, Mutex, RecvOutcome, SendOutcome};
+use crate::ipc::{Barrier, Channel, ChannelKind, Futex, Mutex, RecvOutcome, SendOutcome};
 use crate::pelt::Signal;
 use crate::policy::{
     Affine, Hints, LlcHints, PlacementPolicy, PlacementRecord, SchedView, Step, TaskHints, WakeCtx,
@@ -1786,8 +1786,8 @@ impl Simulation {
                             // Pre-wake work goes into op_extra_cost so a remote wakee's
                             // arrival is delayed by it (the IPI leaves at the end of it).
                             self.op_extra_cost += syscall
-                                + n as f64 * self.profile.transfer.copy_ns_per_byte
-                                + self.channels[*ch].delivery_ns() as f64;
+                                + self.channel_op_ns(*ch, true)
+                                + n as f64 * self.profile.transfer.copy_ns_per_byte;
                             if wake_reader && let Some(r) = self.channels[*ch].readers.pop_front() {
                                 self.try_to_wake_up(
                                     r,
@@ -1818,8 +1818,10 @@ impl Simulation {
                         .between(&self.topo, msg.cpu, cpu)
                             * msg.bytes as f64;
                         self.counters.transfer_cost_ns += extra as u64;
-                        self.op_extra_cost +=
-                            syscall + msg.bytes as f64 * tr.copy_ns_per_byte + extra;
+                        self.op_extra_cost += syscall
+                            + msg.bytes as f64 * tr.copy_ns_per_byte
+                            + extra
+                            + self.channel_op_ns(*ch, false);
                         let n = wake_writers.min(self.channels[*ch].writers.len());
                         for _ in 0..n {
                             if let Some(w) = self.channels[*ch].writers.pop_front() {
@@ -2074,6 +2076,17 @@ impl Simulation {
                 return StepOutcome::Run;
             }
         }
+    }
+
+    /// Kernel work of one channel operation beyond the syscall and the copy; a TCP send
+    /// also runs the loopback delivery on the sender's CPU.
+    fn channel_op_ns(&self, ch: usize, send: bool) -> f64 {
+        let t = &self.profile.transfer;
+        (match self.channels[ch].kind {
+            ChannelKind::Pipe { .. } => t.pipe_op_ns,
+            ChannelKind::Unix { .. } => t.unix_op_ns,
+            ChannelKind::Tcp { .. } => t.tcp_op_ns + if send { t.tcp_delivery_ns } else { 0 },
+        }) as f64
     }
 
     fn sample(&mut self, d: &Dist) -> u64 {

@@ -85,18 +85,19 @@ fn stacked_pair_beats_split_pair_by_the_profile_factor() {
     let t_split = split.now() as f64 / loops as f64;
     let p = MachineProfile::default();
     // What the profile implies per round trip:
-    //  stacked: 2 switches + 4 syscalls + copies;
-    //  split:   2 × (remote wake + IPI + C1 exit + switch from idle) + 4 syscalls + copies + transfer.
-    let sys = 4.0 * p.cpu.syscall_ns as f64 + 8.0 * p.transfer.copy_ns_per_byte;
-    let expect_stacked =
-        2.0 * p.cpu.ctx_switch_mm_ns as f64 + sys + 2.0 * p.wakeup.local_wake_ns as f64;
+    //  stacked: the wakee preempts the waker, so one wakeup and two switches per round trip
+    //           (the other side finds its data already there), plus 4 pipe ops;
+    //  split:   2 × (remote wake + IPI + C1 exit + switch from idle) + 4 pipe ops + transfer.
+    let ops =
+        4.0 * (p.cpu.syscall_ns + p.transfer.pipe_op_ns) as f64 + 8.0 * p.transfer.copy_ns_per_byte;
+    let expect_stacked = 2.0 * p.cpu.ctx_switch_mm_ns as f64 + ops + p.wakeup.local_wake_ns as f64;
     let c1 = p.wakeup.idle_states[0].exit_ns as f64;
     let expect_split = 2.0
         * (p.wakeup.remote_wake_ns as f64
             + p.wakeup.ipi_ns as f64
             + c1
             + p.cpu.ctx_switch_ns as f64)
-        + sys
+        + ops
         + 8.0 * p.transfer.cross_llc_ns_per_byte;
     let ratio = t_split / t_stacked;
     let expect_ratio = expect_split / expect_stacked;

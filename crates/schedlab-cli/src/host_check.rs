@@ -1,0 +1,241 @@
+//! `schedlab host check WORKLOAD`: the same workload for real (schedlab-host, captured through
+//! tracefs when possible) and in simulation (the host's topology, a calibrated profile, the era
+//! preset closest to the running kernel), side by side with the error per metric and per
+//! counter. Both sides' counters come from the same trace analysis (`schedlab_trace::analysis`)
+//! applied to the real kernel's trace and to the simulator's, so they are measured alike.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use schedlab_engine::{MachineProfile, SimOptions, Simulation};
+use schedlab_metrics::BenchResult;
+use schedlab_trace::analysis::{TraceCounters, counters};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// `schedlab host check`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  schedlab host calibrate -o profile.toml\n  \
+schedlab host check pipe:loops=20000 --profile profile.toml\n  \
+schedlab host check hackbench:groups=10,loops=20 --profile profile.toml\n  \
+schedlab host check tbench:clients=2,duration=2s --profile profile.toml"
+)]
+pub struct CheckArgs {
+    /// Workload spec, e.g. `pipe:loops=20000` (give durations explicitly: host and simulator
+    /// defaults differ).
+    pub workload: String,
+    /// Machine profile for the simulator (from `schedlab host calibrate`; default: built-in).
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Policy variant for the simulator (default: the preset closest to the running kernel).
+    #[arg(short = 'v', long)]
+    pub variant: Option<String>,
+    /// Do not capture the real run through tracefs (no counters for the host side).
+    #[arg(long)]
+    pub no_capture: bool,
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// The era preset closest to (not newer than) the running kernel.
+pub fn closest_era(release: &str) -> String {
+    let parse = |s: &str| -> Option<(u32, u32, u32)> {
+        let mut it = s
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|x| !x.is_empty());
+        Some((
+            it.next()?.parse().ok()?,
+            it.next()?.parse().ok()?,
+            it.next().and_then(|x| x.parse().ok()).unwrap_or(0),
+        ))
+    };
+    let Some(k) = parse(release) else {
+        return "linux-6.6".into();
+    };
+    let mut best: Option<((u32, u32, u32), &str)> = None;
+    for p in schedlab_policies::presets() {
+        let Some(v) = p.name.strip_prefix("linux-").and_then(parse) else {
+            continue;
+        };
+        if v <= k && best.is_none_or(|(b, _)| v > b) {
+            best = Some((v, p.name));
+        }
+    }
+    best.map_or_else(|| "linux-2.5.59".into(), |(_, n)| n.to_string())
+}
+
+fn running_kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Runs the host side, captured when possible.
+fn host_side(spec: &str, capture: bool) -> Result<(BenchResult, Option<TraceCounters>, String)> {
+    let opts = schedlab_host::HostRunOptions::default();
+    if capture {
+        let dir = std::env::temp_dir().join(format!("schedlab-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).context("cannot create a temporary directory")?;
+        let result_file = dir.join("result.json");
+        let exe = std::env::current_exe().context("cannot find the schedlab executable")?;
+        let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let cmd = format!(
+            "{} host run {} --json > {}",
+            quote(&exe.display().to_string()),
+            quote(spec),
+            quote(&result_file.display().to_string())
+        );
+        let base = dir.join("host");
+        match schedlab_host::capture(&base, &["sh".to_string(), "-c".to_string(), cmd]) {
+            Ok(summary) if summary.exit_code == Some(0) => {
+                let text = std::fs::read_to_string(&result_file)
+                    .context("the captured run wrote no result")?;
+                let result: BenchResult =
+                    serde_json::from_str(&text).context("cannot read the captured run's result")?;
+                let trace = schedlab_trace::ftrace::read_ftrace_file(&base.with_extension("txt"))?;
+                let _ = std::fs::remove_dir_all(&dir);
+                let note = format!(
+                    "captured through tracefs ({} events; the whole machine is traced)",
+                    trace.events.len()
+                );
+                return Ok((result, Some(counters(&trace)), note));
+            }
+            Ok(summary) => anyhow::bail!("the captured host run failed ({})", summary.exit),
+            Err(e) => {
+                eprintln!("note: no capture ({e}); running without counters");
+            }
+        }
+    }
+    let run = schedlab_host::run_workload(spec, &opts)?;
+    Ok((run.result, None, "not captured (no counters)".into()))
+}
+
+fn sim_side(
+    spec: &str,
+    variant: &str,
+    profile: &MachineProfile,
+    seed: u64,
+) -> Result<(BenchResult, TraceCounters)> {
+    let topo = schedlab_topo::spec::parse_topology("host", &Default::default())?;
+    let built = schedlab_policies::build(variant, &topo, seed)?;
+    let inst = schedlab_workloads::instantiate(&schedlab_workloads::parse_spec(spec)?, &topo)?;
+    let mut sim = Simulation::new(
+        Arc::new(topo),
+        profile.clone(),
+        built.config,
+        built.policy,
+        built.balancer,
+        inst.workload.clone(),
+        SimOptions {
+            seed,
+            trace: true,
+            ..Default::default()
+        },
+    )
+    .map_err(anyhow::Error::msg)?;
+    let end = sim.run();
+    let result = inst.result(&sim, &end)?;
+    let trace = sim
+        .take_trace()
+        .context("the simulator recorded no trace")?;
+    Ok((result, counters(&trace)))
+}
+
+fn err_pct(host: f64, sim: f64) -> String {
+    if host.abs() < 1e-12 || !host.is_finite() || !sim.is_finite() {
+        "-".into()
+    } else {
+        format!("{:+.1}%", (sim - host) / host * 100.0)
+    }
+}
+
+/// Runs `schedlab host check`.
+pub fn run(a: CheckArgs) -> Result<()> {
+    let kernel = running_kernel();
+    let variant = a.variant.clone().unwrap_or_else(|| closest_era(&kernel));
+    let profile = match &a.profile {
+        Some(p) => MachineProfile::load(p)?,
+        None => {
+            eprintln!(
+                "note: no --profile: the simulator uses the built-in default costs (run `schedlab host calibrate -o profile.toml`)"
+            );
+            MachineProfile::default()
+        }
+    };
+    let (host, host_c, note) = host_side(&a.workload, !a.no_capture)?;
+    let (sim, sim_c) = sim_side(&a.workload, &variant, &profile, a.seed)?;
+    println!(
+        "# {} on this machine (kernel {kernel}); simulator: -t host, {variant}, profile '{}'",
+        a.workload, profile.name
+    );
+    println!("# host run {note}");
+    println!("## host (native output)\n{}", host.native.trim_end());
+    println!("## simulated (native output)\n{}", sim.native.trim_end());
+    println!(
+        "\n{:<28} {:>14} {:>14} {:>9}",
+        "metric", "host", "simulated", "error"
+    );
+    for m in &host.metrics {
+        let s = sim.metric(&m.name).map_or(f64::NAN, |x| x.value);
+        println!(
+            "{:<28} {:>14.4} {:>14.4} {:>9}",
+            format!("{} [{}]", m.name, m.unit),
+            m.value,
+            s,
+            err_pct(m.value, s)
+        );
+    }
+    let rows = |c: &TraceCounters| -> Vec<(&'static str, f64)> {
+        vec![
+            ("context switches", c.context_switches as f64),
+            ("  voluntary", c.voluntary_switches as f64),
+            ("  involuntary", c.involuntary_switches as f64),
+            ("wakeups", c.wakeups as f64),
+            ("  local (same CPU)", c.wakeups_local as f64),
+            ("  remote", c.wakeups_remote as f64),
+            ("migrations", c.migrations as f64),
+            (
+                "wakeup latency p50 [us]",
+                c.latency_p50().map_or(f64::NAN, |x| x as f64 / 1e3),
+            ),
+            (
+                "wakeup latency p99 [us]",
+                c.latency_p99().map_or(f64::NAN, |x| x as f64 / 1e3),
+            ),
+        ]
+    };
+    println!(
+        "\n{:<28} {:>14} {:>14} {:>9}",
+        "counter (from traces)", "host", "simulated", "error"
+    );
+    let s_rows = rows(&sim_c);
+    match &host_c {
+        Some(h) => {
+            for ((name, hv), (_, sv)) in rows(h).into_iter().zip(s_rows) {
+                println!("{name:<28} {hv:>14.1} {sv:>14.1} {:>9}", err_pct(hv, sv));
+            }
+        }
+        None => {
+            for (name, sv) in s_rows {
+                println!("{name:<28} {:>14} {sv:>14.1} {:>9}", "n/a", "-");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest_era;
+
+    #[test]
+    fn era_is_the_newest_not_after_the_kernel() {
+        assert_eq!(closest_era("6.18.0-1-amd64"), "linux-6.12");
+        assert_eq!(closest_era("6.6.30"), "linux-6.6");
+        assert_eq!(closest_era("6.5.0"), "linux-6.0");
+        assert_eq!(closest_era("3.11.2"), "linux-3.10");
+        assert_eq!(closest_era("2.6.34"), "linux-2.6.33");
+        assert_eq!(closest_era("garbage"), "linux-6.6");
+    }
+}
