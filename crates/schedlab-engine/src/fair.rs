@@ -184,7 +184,12 @@ impl Simulation {
         if load == 0 {
             return rq.min_vruntime;
         }
-        rq.min_vruntime + sum.div_euclid(load) as i64
+        // 128-bit division is slow; the sums stay small because the reference is rebased.
+        let q = match (i64::try_from(sum), i64::try_from(load)) {
+            (Ok(a), Ok(b)) => a.div_euclid(b),
+            _ => sum.div_euclid(load) as i64,
+        };
+        rq.min_vruntime + q
     }
 
     fn eligible(&self, cpu: CpuId, t: TaskId) -> bool {

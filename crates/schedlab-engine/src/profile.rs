@@ -101,6 +101,11 @@ pub struct TransferCosts {
     /// Loopback delivery (softirq receive path) of one TCP message, charged to the sender's
     /// CPU, ns.
     pub tcp_delivery_ns: u64,
+    /// Cache lines of kernel metadata a message drags from the writer's CPU to the reader's
+    /// (pipe buffer or skb head, socket and wait-queue state), charged to the reader at the
+    /// `cache.refetch_*` cost of the distance between the two CPUs. This, more than the
+    /// payload, is what makes N:N messaging across sockets expensive.
+    pub message_lines: f64,
 }
 
 /// Latencies on the wakeup path.
@@ -200,6 +205,7 @@ impl Default for TransferCosts {
             unix_op_ns: 1200,
             tcp_op_ns: 1500,
             tcp_delivery_ns: 1500,
+            message_lines: 8.0,
         }
     }
 }

@@ -98,7 +98,8 @@ fn stacked_pair_beats_split_pair_by_the_profile_factor() {
             + c1
             + p.cpu.ctx_switch_ns as f64)
         + ops
-        + 8.0 * p.transfer.cross_llc_ns_per_byte;
+        + 8.0 * p.transfer.cross_llc_ns_per_byte
+        + 2.0 * p.transfer.message_lines * p.cache.refetch_cross_llc_ns;
     let ratio = t_split / t_stacked;
     let expect_ratio = expect_split / expect_stacked;
     assert!(

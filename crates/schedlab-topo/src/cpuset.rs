@@ -9,20 +9,43 @@ use std::fmt;
 /// Dense CPU index. The kernel's own CPU numbering is kept: CPU `i` here is CPU `i` there.
 pub type CpuId = usize;
 
+/// Words of the fixed-size mask: enough for [`crate::cpulist::MAX_CPUS`] CPUs. A fixed array
+/// (not a `Vec`) makes sets free to create and clone on the wakeup path: no allocation.
+const WORDS: usize = crate::cpulist::MAX_CPUS / 64;
+
 /// A set of CPUs, stored as a bitmask of `nr_cpus` bits.
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct CpuSet {
-    words: Vec<u64>,
+    words: [u64; WORDS],
     nr_cpus: usize,
+}
+
+impl Default for CpuSet {
+    fn default() -> Self {
+        CpuSet {
+            words: [0; WORDS],
+            nr_cpus: 0,
+        }
+    }
 }
 
 impl CpuSet {
     /// The empty set on a machine of `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
+        assert!(
+            nr_cpus <= WORDS * 64,
+            "a {nr_cpus}-CPU set is beyond the supported maximum (callers validate machine size)"
+        );
         CpuSet {
-            words: vec![0; nr_cpus.div_ceil(64)],
+            words: [0; WORDS],
             nr_cpus,
         }
+    }
+
+    /// The words in use.
+    #[inline]
+    fn used(&self) -> &[u64] {
+        &self.words[..self.nr_cpus.div_ceil(64)]
     }
 
     /// All CPUs `0..nr_cpus`.
@@ -75,12 +98,12 @@ impl CpuSet {
 
     /// Number of members (`cpumask_weight`).
     pub fn count(&self) -> usize {
-        self.words.iter().map(|w| w.count_ones() as usize).sum()
+        self.used().iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// Whether the set has no member.
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+        self.used().iter().all(|&w| w == 0)
     }
 
     /// Lowest member.
@@ -90,7 +113,7 @@ impl CpuSet {
 
     /// Members in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        self.words.iter().enumerate().flat_map(|(wi, &w)| {
+        self.used().iter().enumerate().flat_map(|(wi, &w)| {
             let mut w = w;
             std::iter::from_fn(move || {
                 if w == 0 {
@@ -105,15 +128,22 @@ impl CpuSet {
 
     /// Members in ring order starting at `start` (inclusive) and wrapping, like the
     /// kernel's `for_each_cpu_wrap`.
-    pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
+    pub fn iter_wrap(&self, start: CpuId) -> WrapIter<'_> {
         let start = if self.nr_cpus == 0 {
             0
         } else {
             start % self.nr_cpus
         };
-        self.iter()
-            .filter(move |&c| c >= start)
-            .chain(self.iter().filter(move |&c| c < start))
+        let words = self.used();
+        let (wi, bit) = (start / 64, start % 64);
+        let first = words.get(wi).map_or(0, |w| w & (!0u64 << bit));
+        WrapIter {
+            words,
+            start,
+            wi,
+            cur: first,
+            wrapped: false,
+        }
     }
 
     /// Set intersection.
@@ -125,7 +155,10 @@ impl CpuSet {
 
     /// In-place intersection.
     pub fn and_assign(&mut self, other: &CpuSet) {
-        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+        for (a, b) in self.words[..WORDS.min(self.nr_cpus.div_ceil(64))]
+            .iter_mut()
+            .zip(other.used().iter())
+        {
             *a &= *b;
         }
     }
@@ -139,14 +172,20 @@ impl CpuSet {
 
     /// In-place union.
     pub fn or_assign(&mut self, other: &CpuSet) {
-        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+        for (a, b) in self.words[..WORDS.min(self.nr_cpus.div_ceil(64))]
+            .iter_mut()
+            .zip(other.used().iter())
+        {
             *a |= *b;
         }
     }
 
     /// In-place difference.
     pub fn andnot_assign(&mut self, other: &CpuSet) {
-        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+        for (a, b) in self.words[..WORDS.min(self.nr_cpus.div_ceil(64))]
+            .iter_mut()
+            .zip(other.used().iter())
+        {
             *a &= !*b;
         }
     }
@@ -155,7 +194,7 @@ impl CpuSet {
     pub fn intersects(&self, other: &CpuSet) -> bool {
         self.words
             .iter()
-            .zip(other.words.iter())
+            .zip(other.used().iter())
             .any(|(a, b)| a & b != 0)
     }
 
@@ -163,7 +202,7 @@ impl CpuSet {
     pub fn is_subset(&self, other: &CpuSet) -> bool {
         self.words
             .iter()
-            .zip(other.words.iter())
+            .zip(other.used().iter())
             .all(|(a, b)| a & !b == 0)
     }
 
@@ -189,6 +228,46 @@ impl CpuSet {
     }
 }
 
+/// Ring-order iterator of [`CpuSet::iter_wrap`]: from `start` up, then from 0 below it,
+/// word by word without allocating.
+pub struct WrapIter<'a> {
+    words: &'a [u64],
+    start: CpuId,
+    wi: usize,
+    cur: u64,
+    wrapped: bool,
+}
+
+impl Iterator for WrapIter<'_> {
+    type Item = CpuId;
+
+    #[inline]
+    fn next(&mut self) -> Option<CpuId> {
+        loop {
+            if self.cur != 0 {
+                let b = self.cur.trailing_zeros() as usize;
+                self.cur &= self.cur - 1;
+                let c = self.wi * 64 + b;
+                if self.wrapped && c >= self.start {
+                    return None;
+                }
+                return Some(c);
+            }
+            self.wi += 1;
+            if self.wi >= self.words.len() {
+                if self.wrapped {
+                    return None;
+                }
+                self.wrapped = true;
+                self.wi = 0;
+            } else if self.wrapped && self.wi * 64 > self.start {
+                return None;
+            }
+            self.cur = self.words[self.wi];
+        }
+    }
+}
+
 impl fmt::Debug for CpuSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{{{}}}", self.to_list_string())
@@ -204,6 +283,20 @@ impl fmt::Display for CpuSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn wrap_order_matches_the_naive_definition(
+            n in 1usize..300,
+            bits in proptest::collection::vec(proptest::bool::ANY, 300),
+            start in 0usize..600,
+        ) {
+            let s = CpuSet::from_cpus(n, (0..n).filter(|&c| bits[c]));
+            let st = start % n;
+            let naive: Vec<CpuId> = s.iter().filter(|&c| c >= st).chain(s.iter().filter(|&c| c < st)).collect();
+            proptest::prop_assert_eq!(s.iter_wrap(start).collect::<Vec<_>>(), naive);
+        }
+    }
 
     #[test]
     fn wrap_order_starts_at_target() {

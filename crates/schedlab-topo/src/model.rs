@@ -48,6 +48,8 @@ pub struct Topology {
     nodes: Vec<CpuSet>,
     distances: Vec<Vec<u32>>,
     has_clusters: bool,
+    /// Largest core size, computed once: the wake path asks for it on every wakeup.
+    threads_per_core: usize,
 }
 
 /// Why a machine description is inconsistent.
@@ -192,7 +194,10 @@ impl Topology {
             cpus,
             distances,
             has_clusters,
+            threads_per_core: 1,
         };
+        let mut topo = topo;
+        topo.threads_per_core = topo.cores.iter().map(CpuSet::count).max().unwrap_or(1);
         topo.check_nesting()?;
         Ok(topo)
     }
@@ -259,7 +264,7 @@ impl Topology {
     }
     /// Threads per core (the largest core).
     pub fn threads_per_core(&self) -> usize {
-        self.cores.iter().map(CpuSet::count).max().unwrap_or(1)
+        self.threads_per_core
     }
     /// Whether any core has more than one thread.
     pub fn smt_present(&self) -> bool {

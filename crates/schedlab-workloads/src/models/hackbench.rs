@@ -42,6 +42,10 @@ pub(crate) struct Parts {
 /// Adds a complete hackbench (main + workers) to `w`; `prefix` runs in main before it forks
 /// (numa-test delays its disturbing hackbench with a sleep there). `mm` is the address
 /// space key used in thread mode.
+/// A hackbench worker touches its message buffer, its stack and a little libc state between
+/// syscalls: a few KiB, not the 32 KiB default of a generic task.
+const WORKER_WS_BYTES: u64 = 8 * 1024;
+
 pub(crate) fn add(w: &mut Workload, s: &Shape, prefix: Vec<Op>, mm: u32, tag: &str) -> Parts {
     let f = s.fds as usize;
     let parties = (2 * f as u64 * s.groups + 1) as u32;
@@ -68,6 +72,7 @@ pub(crate) fn add(w: &mut Workload, s: &Shape, prefix: Vec<Op>, mm: u32, tag: &s
                 ],
             );
             r.mm = mm;
+            r.ws_bytes = WORKER_WS_BYTES;
             let id = w.spec(r);
             main.push(Op::Fork(id));
         }
@@ -86,6 +91,7 @@ pub(crate) fn add(w: &mut Workload, s: &Shape, prefix: Vec<Op>, mm: u32, tag: &s
         prog.push(Op::EndLoop);
         let mut snd = TaskSpec::new(format!("{tag}sender"), prog);
         snd.mm = mm;
+        snd.ws_bytes = WORKER_WS_BYTES;
         let sid = w.spec(snd);
         main.extend([Op::Loop(s.fds), Op::Fork(sid), Op::EndLoop]);
     }
