@@ -91,7 +91,11 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
             let recs = groups.get(&(pi, vi)).cloned().unwrap_or_default();
             let samples: Vec<f64> = recs.iter().map(|r| metric_value(r, &metric.name)).collect();
             let s = summarize(&samples);
-            let est = compare_samples(&base_samples, &samples, true, CONFIDENCE);
+            let est = if is_percentile_metric(&metric.name) {
+                bootstrap_ratio(&base_samples, &samples)
+            } else {
+                compare_samples(&base_samples, &samples, true, CONFIDENCE)
+            };
             let (ratio, ci_low, ci_high, p_value, significant) = if vi == 0 {
                 (1.0, 1.0, 1.0, 1.0, false)
             } else {
@@ -143,6 +147,69 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
         workload: plan.experiment.workload.clone(),
         metric: metric.clone(),
         points,
+    }
+}
+
+/// Whether a metric is a percentile (or maximum) of a latency distribution: such metrics are
+/// far from normal across seeds, so their ratios get bootstrap intervals instead of t-tests.
+pub fn is_percentile_metric(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("_p50")
+        || n.contains("_p90")
+        || n.contains("_p99")
+        || n.contains("max_lat")
+        || n.contains("percentile")
+}
+
+/// Paired bootstrap of the ratio of means: resample repetitions (pairs of baseline and
+/// variant runs with the same seed), 10 000 times, with a fixed seed so the output is
+/// deterministic. The two-sided p-value is twice the share of resampled ratios on the other
+/// side of 1; `significant` when the interval excludes 1.
+fn bootstrap_ratio(base: &[f64], other: &[f64]) -> schedlab_metrics::stats::RatioEstimate {
+    use schedlab_metrics::stats::{RatioEstimate, bootstrap_ci};
+    let n = base.len().min(other.len());
+    if n < 2 || base.iter().chain(other).any(|x| !x.is_finite()) {
+        return compare_samples(base, other, true, CONFIDENCE);
+    }
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let ratio = mean(other) / mean(base);
+    // Encode each pair as an index so one resample keeps pairs together.
+    let idx: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let stat = |sample: &[f64]| {
+        let (mut b, mut o) = (0.0, 0.0);
+        for &i in sample {
+            b += base[i as usize];
+            o += other[i as usize];
+        }
+        o / b
+    };
+    let (ci_low, ci_high) = bootstrap_ci(&idx, stat, 10_000, CONFIDENCE, 0x5eed);
+    let significant = ci_low > 1.0 || ci_high < 1.0;
+    // Two-sided p-value by inverting the interval: the largest confidence whose interval
+    // still excludes 1 (found by bisection; intervals widen with the confidence level).
+    let excludes = |c: f64| {
+        let (lo, hi) = bootstrap_ci(&idx, stat, 10_000, c, 0x5eed);
+        lo > 1.0 || hi < 1.0
+    };
+    let p_value = if !excludes(0.5) {
+        1.0
+    } else {
+        let (mut lo, mut hi) = (0.5, 0.9999);
+        if excludes(hi) {
+            lo = hi;
+        }
+        for _ in 0..14 {
+            let mid = (lo + hi) / 2.0;
+            if excludes(mid) { lo = mid } else { hi = mid }
+        }
+        1.0 - lo
+    };
+    RatioEstimate {
+        ratio,
+        ci_low,
+        ci_high,
+        p_value,
+        significant,
     }
 }
 

@@ -568,7 +568,7 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                         &format!("netperf-rr:duration={}", if q { "50ms" } else { "150ms" }),
                         &vs,
                         vec![("pairs", vals(&pts))],
-                        2,
+                        if q { 2 } else { 4 },
                     ),
                     o,
                 )?;
@@ -597,10 +597,10 @@ pub fn run_case(name: &str, o: &ValidateOptions) -> Result<CaseResult, Experimen
                 let r = run(
                     exp(
                         preset,
-                        &format!("hackbench:fds=10,loops={}", if q { 20 } else { 50 }),
+                        &format!("hackbench:fds=10,loops={}", if q { 100 } else { 300 }),
                         &vs,
                         vec![("groups", vals(&[low, high]))],
-                        2,
+                        if q { 2 } else { 4 },
                     ),
                     o,
                 )?;

@@ -205,3 +205,52 @@ fn bad_inputs_are_clear_errors() {
         .to_string();
     assert!(err.contains("westmere-2s20c"), "{err}");
 }
+
+#[test]
+fn percentile_metrics_get_bootstrap_intervals() {
+    use schedlab_experiment::report::is_percentile_metric;
+    assert!(is_percentile_metric("wakeup_lat_p99_us"));
+    assert!(is_percentile_metric("max_latency_ms"));
+    assert!(!is_percentile_metric("throughput_mb_s"));
+    // schbench's headline is its p99 wakeup latency: the report must still be complete and
+    // deterministic, with an interval around the ratio.
+    let e = Experiment {
+        topology: "desktop-4c8t".into(),
+        smt: None,
+        llc_per_node: None,
+        profile: None,
+        workload: "schbench:message_threads=1,threads=4,runtime=100ms".into(),
+        variants: vec!["linux-6.6".into(), "linux-6.6,NO_WAKEUP_PREEMPTION".into()],
+        sweep: vec![],
+        reps: 4,
+        seed: 3,
+        until_ci: None,
+        max_reps: 30,
+    };
+    let plan = Plan::new(e);
+    let a = compare(
+        &plan,
+        &ExecOptions {
+            jobs: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let b = compare(
+        &plan,
+        &ExecOptions {
+            jobs: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(a.report.to_json(), b.report.to_json());
+    assert!(
+        is_percentile_metric(&a.report.metric.name),
+        "{}",
+        a.report.metric.name
+    );
+    let v = &a.report.points[0].variants[1];
+    assert!(v.ci_low <= v.ratio && v.ratio <= v.ci_high, "{v:?}");
+    assert!((0.0..=1.0).contains(&v.p_value));
+}
