@@ -160,6 +160,8 @@ pub struct Simulation {
     balancer: Box<dyn Balancer>,
     pub(crate) now: Time,
     queue: BinaryHeap<Entry>,
+    /// An event earlier than every event in `queue` (see `push`).
+    next_cache: Option<Entry>,
     seq: u64,
     pub(crate) cpus: Vec<Cpu>,
     pub(crate) tasks: Vec<Task>,
@@ -333,6 +335,7 @@ impl Simulation {
             balancer,
             now: 0,
             queue: BinaryHeap::new(),
+            next_cache: None,
             seq: 0,
             cpus,
             tasks: Vec::new(),
@@ -399,14 +402,34 @@ impl Simulation {
         Ok(sim)
     }
 
+    /// Schedules an event. The queue is a heap with a one-entry cache in front that holds an
+    /// event earlier than everything in the heap: the common case of a CPU scheduling its own
+    /// next segment then costs no heap operation. The order is exactly the heap's
+    /// `(time, seq)` order.
     fn push(&mut self, time: Time, ev: Event) {
         self.seq += 1;
-        self.queue.push(Entry {
-            time,
-            seq: self.seq,
-            ev,
-        });
-        self.max_queue = self.max_queue.max(self.queue.len());
+        let e = Entry { time, seq: self.seq, ev };
+        match self.next_cache {
+            // `Entry`'s Ord is reversed for the max-heap: `a > b` means a comes first.
+            Some(c) if e > c => {
+                self.queue.push(c);
+                self.next_cache = Some(e);
+            }
+            Some(_) => self.queue.push(e),
+            None => {
+                if self.queue.peek().is_none_or(|h| e > *h) {
+                    self.next_cache = Some(e);
+                } else {
+                    self.queue.push(e);
+                }
+            }
+        }
+        self.max_queue = self.max_queue.max(self.queue.len() + usize::from(self.next_cache.is_some()));
+    }
+
+    /// Takes the earliest event.
+    fn pop(&mut self) -> Option<Entry> {
+        self.next_cache.take().or_else(|| self.queue.pop())
     }
 
     fn view(&self) -> SchedView<'_> {
@@ -438,7 +461,7 @@ impl Simulation {
             }
         }
         while self.end.is_none() {
-            let Some(e) = self.queue.pop() else {
+            let Some(e) = self.pop() else {
                 self.end = Some(if self.live == 0 {
                     EndReason::AllExited
                 } else {
