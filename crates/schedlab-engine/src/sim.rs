@@ -408,7 +408,11 @@ impl Simulation {
     /// `(time, seq)` order.
     fn push(&mut self, time: Time, ev: Event) {
         self.seq += 1;
-        let e = Entry { time, seq: self.seq, ev };
+        let e = Entry {
+            time,
+            seq: self.seq,
+            ev,
+        };
         match self.next_cache {
             // `Entry`'s Ord is reversed for the max-heap: `a > b` means a comes first.
             Some(c) if e > c => {
@@ -424,7 +428,9 @@ impl Simulation {
                 }
             }
         }
-        self.max_queue = self.max_queue.max(self.queue.len() + usize::from(self.next_cache.is_some()));
+        self.max_queue = self
+            .max_queue
+            .max(self.queue.len() + usize::from(self.next_cache.is_some()));
     }
 
     /// Takes the earliest event.
@@ -768,16 +774,10 @@ impl Simulation {
         self.update_curr(cpu);
         self.sync_task_pelt(t);
         self.sync_cpu_pelt(cpu);
+        self.leave_runnable(cpu, t);
         let w = self.tasks[t].weight;
-        let rl = self.tasks[t].load.sum * w as f64;
         let (ls, us) = (self.tasks[t].load.sum, self.tasks[t].util.sum);
         let c = &mut self.cpus[cpu];
-        c.nr_running -= 1;
-        if c.nr_running == 1 {
-            self.nr_overloaded -= 1;
-        }
-        c.runnable_weight -= w;
-        c.runnable.sum = (c.runnable.sum - rl).max(0.0);
         c.load.sum = (c.load.sum - ls * w as f64).max(0.0);
         c.util.sum = (c.util.sum - us).max(0.0);
         self.tasks[t].state = TaskState::Dead;
@@ -826,6 +826,33 @@ impl Simulation {
         };
         task.load.advance(now, runnable);
         task.util.advance(now, running);
+    }
+
+    /// `t` becomes runnable on `cpu`: counts, the instantaneous load and the runnable-load
+    /// PELT sum (task and CPU signals must be synced to now).
+    fn join_runnable(&mut self, cpu: CpuId, t: TaskId) {
+        let w = self.tasks[t].weight;
+        let rl = self.tasks[t].load.sum * w as f64;
+        let c = &mut self.cpus[cpu];
+        c.nr_running += 1;
+        if c.nr_running == 2 {
+            self.nr_overloaded += 1;
+        }
+        c.runnable_weight += w;
+        c.runnable.sum += rl;
+    }
+
+    /// `t` stops being runnable on `cpu` (the reverse of [`Self::join_runnable`]).
+    fn leave_runnable(&mut self, cpu: CpuId, t: TaskId) {
+        let w = self.tasks[t].weight;
+        let rl = self.tasks[t].load.sum * w as f64;
+        let c = &mut self.cpus[cpu];
+        c.nr_running -= 1;
+        if c.nr_running == 1 {
+            self.nr_overloaded -= 1;
+        }
+        c.runnable_weight -= w;
+        c.runnable.sum = (c.runnable.sum - rl).max(0.0);
     }
 
     /// Moves a task's attachment (CPU, PELT contribution, relative vruntime) to `to`.
@@ -1081,18 +1108,9 @@ impl Simulation {
                 // DELAY_DEQUEUE: a delayed task picked is finally dequeued, not run.
                 self.sync_task_pelt(next);
                 self.sync_cpu_pelt(cpu);
-                let rl = self.tasks[next].load.sum * self.tasks[next].weight as f64;
-                let t = &mut self.tasks[next];
-                t.delayed = false;
+                self.tasks[next].delayed = false;
                 self.cpus[cpu].nr_delayed -= 1;
-                let w = t.weight;
-                let c = &mut self.cpus[cpu];
-                c.nr_running -= 1;
-                if c.nr_running == 1 {
-                    self.nr_overloaded -= 1;
-                }
-                c.runnable_weight -= w;
-                c.runnable.sum = (c.runnable.sum - rl).max(0.0);
+                self.leave_runnable(cpu, next);
                 self.save_lag(cpu, next);
                 continue;
             }
@@ -1392,27 +1410,9 @@ impl Simulation {
         self.sync_cpu_pelt(to);
         self.rq_remove(from, t);
         self.save_lag(from, t);
-        let w = self.tasks[t].weight;
-        let rl = self.tasks[t].load.sum * w as f64;
-        {
-            let c = &mut self.cpus[from];
-            c.nr_running -= 1;
-            if c.nr_running == 1 {
-                self.nr_overloaded -= 1;
-            }
-            c.runnable_weight -= w;
-            c.runnable.sum = (c.runnable.sum - rl).max(0.0);
-        }
+        self.leave_runnable(from, t);
         self.migrate_task(t, to, true);
-        {
-            let c = &mut self.cpus[to];
-            c.nr_running += 1;
-            if c.nr_running == 2 {
-                self.nr_overloaded += 1;
-            }
-            c.runnable_weight += w;
-            c.runnable.sum = (c.runnable.sum + rl).max(0.0);
-        }
+        self.join_runnable(to, t);
         if self.cfg.class == ClassKind::Eevdf {
             self.place_entity(to, t, false);
         }
@@ -1654,17 +1654,7 @@ impl Simulation {
         self.sync_task_pelt(p);
         self.sync_cpu_pelt(cpu);
         self.place_entity(cpu, p, initial);
-        let w = self.tasks[p].weight;
-        let rl = self.tasks[p].load.sum * w as f64;
-        {
-            let c = &mut self.cpus[cpu];
-            c.nr_running += 1;
-            if c.nr_running == 2 {
-                self.nr_overloaded += 1;
-            }
-            c.runnable_weight += w;
-            c.runnable.sum = (c.runnable.sum + rl).max(0.0);
-        }
+        self.join_runnable(cpu, p);
         self.tasks[p].state = TaskState::Queued(cpu);
         self.tasks[p].runnable_since = self.now;
         self.rq_insert(cpu, p);
@@ -1750,15 +1740,7 @@ impl Simulation {
             return;
         }
         self.save_lag(cpu, t);
-        let weight = self.tasks[t].weight;
-        let rl = self.tasks[t].load.sum * weight as f64;
-        let c = &mut self.cpus[cpu];
-        c.nr_running -= 1;
-        if c.nr_running == 1 {
-            self.nr_overloaded -= 1;
-        }
-        c.runnable_weight -= weight;
-        c.runnable.sum = (c.runnable.sum - rl).max(0.0);
+        self.leave_runnable(cpu, t);
         self.tasks[t].state = TaskState::Sleeping(w);
     }
 
