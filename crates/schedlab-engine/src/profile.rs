@@ -97,6 +97,8 @@ pub struct TransferCosts {
     /// (skb allocation, socket locking), ns.
     pub unix_op_ns: u64,
     /// Kernel work of one TCP loopback send or receive beyond the syscall and the copy, ns.
+    /// Defaults (with `tcp_delivery_ns`) put a 1-byte loopback round trip near the ~10 µs
+    /// of benchmarks.md §1.4 (TCP_RR on Zen3).
     pub tcp_op_ns: u64,
     /// Loopback delivery (softirq receive path) of one TCP message, charged to the sender's
     /// CPU, ns.
@@ -203,8 +205,8 @@ impl Default for TransferCosts {
             cross_node_ns_per_byte: 0.4,
             pipe_op_ns: 300,
             unix_op_ns: 1200,
-            tcp_op_ns: 1500,
-            tcp_delivery_ns: 1500,
+            tcp_op_ns: 1000,
+            tcp_delivery_ns: 800,
             message_lines: 8.0,
         }
     }
