@@ -1,0 +1,168 @@
+//! CLI tests of run / compare / merge / validate / bench: every workload runs under old and
+//! new eras on a NUMA preset, outputs are written where asked, bad input exits 2 with a
+//! message.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").unwrap()
+}
+
+fn repo(p: &str) -> String {
+    format!("{}/../../{p}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn every_workload_runs_under_old_and_new_eras() {
+    let specs = [
+        "hackbench:groups=2,loops=10".to_string(),
+        "pipe:loops=500".into(),
+        "tbench:clients=3,duration=20ms".into(),
+        "netperf-rr:pairs=2,duration=20ms".into(),
+        "pgbench:clients=3,duration=20ms".into(),
+        "sysbench-oltp:threads=3,duration=20ms".into(),
+        "schbench:runtime=100ms,message_threads=1,threads=2,sleeptime=5ms,cputime=5ms".into(),
+        "schbench:version=v1,runtime=50ms,threads=2".into(),
+        "aim7-compute:tasks=4,jobs=2".into(),
+        "kernbench:files=10".into(),
+        "numa-test:tasks=4,work=5ms,hackbench_loops=2".into(),
+        "lmbench-bw:total=1M".into(),
+        "lat-ctx:rounds=100".into(),
+        format!("file:{}", repo("workloads/pingpong.toml")),
+        format!("rtapp:{}", repo("workloads/periodic.json")),
+    ];
+    for v in ["linux-2.5.59", "linux-6.12"] {
+        for w in &specs {
+            schedlab()
+                .args(["run", "-t", "tx7-4n2c", "-v", v, "-w", w])
+                .assert()
+                .success()
+                .stdout(predicate::str::contains("# counters"));
+        }
+    }
+}
+
+#[test]
+fn compare_writes_json_csv_plot_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("p.svg");
+    let html = dir.path().join("r.html");
+    let out = schedlab()
+        .args([
+            "compare",
+            "-w",
+            "pipe:loops=300",
+            "-v",
+            "linux-6.6",
+            "-v",
+            "waker",
+            "--reps",
+            "2",
+            "--json",
+        ])
+        .arg("--plot")
+        .arg(&svg)
+        .arg("--report")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["schema"], "schedlab.compare/1");
+    assert_eq!(j["points"][0]["variants"].as_array().unwrap().len(), 2);
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.contains("<svg") && svg_text.contains("waker"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    // Self-contained: no script, style sheet or image fetched from anywhere.
+    assert!(page.contains("<table") && page.contains("<svg"));
+    for external in [
+        "src=\"http",
+        "href=\"http",
+        "@import",
+        "<script src",
+        "<link",
+    ] {
+        assert!(
+            !page.contains(external),
+            "report references an external resource: {external}"
+        );
+    }
+    schedlab()
+        .args([
+            "compare",
+            "-w",
+            "pipe:loops=300",
+            "-v",
+            "linux-6.6",
+            "-v",
+            "waker",
+            "--reps",
+            "2",
+            "--csv",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("variant,metric,unit,n,mean"));
+}
+
+#[test]
+fn run_writes_traces_in_both_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["t.pftrace", "t.txt"] {
+        let p = dir.path().join(name);
+        schedlab()
+            .args(["run", "-w", "hackbench:groups=1,loops=5", "--trace"])
+            .arg(&p)
+            .assert()
+            .success();
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(bytes.len() > 1000, "{name}: {} bytes", bytes.len());
+        if name.ends_with(".pftrace") {
+            let t = schedlab_trace::perfetto::decode_perfetto(&bytes).unwrap();
+            assert!(
+                t.events
+                    .iter()
+                    .any(|e| matches!(e, schedlab_trace::TraceEvent::Placement { .. }))
+            );
+            assert!(
+                t.events
+                    .iter()
+                    .any(|e| matches!(e, schedlab_trace::TraceEvent::Switch { .. }))
+            );
+        } else {
+            let text = String::from_utf8(bytes).unwrap();
+            assert!(
+                text.contains("sched_switch")
+                    && text.contains("sched_waking")
+                    && text.contains("schedlab_placement")
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    for (args, needle) in [
+        (vec!["run", "-w", "hackbnech"], "hackbench"),
+        (vec!["run", "-v", "linux-6.6,NO_SIS_UTLI"], "SIS_UTIL"),
+        (vec!["run", "-t", "westmere-2s"], "westmere-2s20c"),
+        (vec!["run", "-w", "tbench:duration=2"], "unit"),
+        (
+            vec!["compare", "--shard", "3/2", "--out", "/tmp/x.jsonl"],
+            "K/N",
+        ),
+        (vec!["validate", "R9"], "R1"),
+        (vec!["bench", "--only", "nothing-like-this"], "no scenario"),
+    ] {
+        schedlab()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle));
+    }
+}
