@@ -649,6 +649,22 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
         Ok(ns_since(t, n))
     })?;
     drop((pr, pw));
+    // One write plus one read in the same thread: two syscalls and the channel's own kernel
+    // work twice (the 4-byte copy is negligible).
+    let op = |m: &Measurement| m.scaled(((m.value - 2.0 * syscall.value) / 2.0).max(0.0));
+    measured.insert("transfer.pipe_op_ns".into(), op(&rw));
+    let (ua, ub) = sys::socketpair().map_err(|e| HostError::io("calibrate: socketpair", e))?;
+    let unix_rw = measure(share / 2, opts, &deadline, |n| {
+        let mut b = [0u8; 4];
+        let t = Instant::now();
+        for _ in 0..n {
+            let _ = sys::write_all(ua.as_raw_fd(), &b, &NEVER);
+            let _ = sys::read_exact(ub.as_raw_fd(), &mut b, &NEVER);
+        }
+        Ok(ns_since(t, n))
+    })?;
+    drop((ua, ub));
+    measured.insert("transfer.unix_op_ns".into(), op(&unix_rw));
 
     let stacked = ping_pong(a, a, 4, false, share, opts, &deadline)?;
     let stacked_mm = ping_pong(a, a, 4, true, share, opts, &deadline)?;
@@ -987,6 +1003,33 @@ impl Calibration {
                 &self.absent(class),
             );
         }
+
+        self.line(
+            &mut s,
+            "transfer.pipe_op_ns",
+            "pipe_op_ns",
+            Val::Int(300.0),
+            user,
+        );
+        self.line(
+            &mut s,
+            "transfer.unix_op_ns",
+            "unix_op_ns",
+            Val::Int(1200.0),
+            user,
+        );
+        let _ = writeln!(
+            s,
+            "tcp_op_ns = 1000  # default: not measured by this version (a loopback TCP write+read)"
+        );
+        let _ = writeln!(
+            s,
+            "tcp_delivery_ns = 800  # default: not separable from tcp_op_ns from user space"
+        );
+        let _ = writeln!(
+            s,
+            "message_lines = 8.0  # default: kernel metadata lines per message, not measurable from user space"
+        );
 
         s.push_str("\n[wakeup]\n");
         let one_cpu = "not measurable here (one CPU available)";
