@@ -107,17 +107,30 @@ impl Event {
     }
 }
 
+/// A queued event. `key` packs `(time, seq)` into one integer so the heap compares once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     ev: Event,
 }
 
+impl Entry {
+    fn new(time: Time, seq: u64, ev: Event) -> Self {
+        Entry {
+            key: ((time as u128) << 64) | seq as u128,
+            ev,
+        }
+    }
+    fn time(&self) -> Time {
+        (self.key >> 64) as Time
+    }
+}
+
 impl Ord for Entry {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) pops first.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        // The heap is a max-heap: reverse so the earliest (time, seq) pops first.
+        other.key.cmp(&self.key)
     }
 }
 impl PartialOrd for Entry {
@@ -408,11 +421,7 @@ impl Simulation {
     /// `(time, seq)` order.
     fn push(&mut self, time: Time, ev: Event) {
         self.seq += 1;
-        let e = Entry {
-            time,
-            seq: self.seq,
-            ev,
-        };
+        let e = Entry::new(time, self.seq, ev);
         match self.next_cache {
             // `Entry`'s Ord is reversed for the max-heap: `a > b` means a comes first.
             Some(c) if e > c => {
@@ -475,11 +484,11 @@ impl Simulation {
                 });
                 break;
             };
-            debug_assert!(e.time >= self.now, "time went backwards");
-            self.now = e.time;
+            debug_assert!(e.time() >= self.now, "time went backwards");
+            self.now = e.time();
             self.counters.events += 1;
             self.hash =
-                (self.hash ^ e.time ^ e.ev.tag().rotate_left(17)).wrapping_mul(0x0100_0000_01b3);
+                (self.hash ^ e.time() ^ e.ev.tag().rotate_left(17)).wrapping_mul(0x0100_0000_01b3);
             self.dispatch(e.ev);
             if self.opts.check_invariants
                 && let Err(msg) = self.check_invariants()
