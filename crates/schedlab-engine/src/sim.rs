@@ -290,6 +290,7 @@ impl Simulation {
                 seg_gen: 0,
                 seg_start: 0,
                 seg_due: 0,
+                seg_event_at: 0,
                 seg_queued: false,
                 speed: 1.0,
                 tick_armed: false,
@@ -581,8 +582,10 @@ impl Simulation {
                     return;
                 }
                 if self.now < self.cpus[cpu].seg_due {
-                    // Slowed down since it was queued: fire again when really due.
+                    // Slowed down (or replaced by a later segment) since it was queued: fire
+                    // again when really due.
                     let due = self.cpus[cpu].seg_due;
+                    self.cpus[cpu].seg_event_at = due;
                     self.push(
                         due,
                         Event::SegDone {
@@ -968,7 +971,7 @@ impl Simulation {
                 let s = self.smt_sibs[cpu][i];
                 if self.cpus[s].curr.is_some() && self.executing != Some(s) {
                     self.settle(s);
-                    self.retime_segment(s);
+                    self.start_segment(s);
                 }
             }
         }
@@ -990,18 +993,8 @@ impl Simulation {
         self.cpus[cpu].seg_start = self.now;
     }
 
-    /// (Re)times the running segment of `cpu`. A segment that only got later keeps its
-    /// queued completion event, which re-arms itself when it fires early: SMT slowdowns cost
-    /// no heap traffic.
+    /// (Re)times the running segment of `cpu` at the current speed.
     fn start_segment(&mut self, cpu: CpuId) {
-        self.start_segment_inner(cpu, true);
-    }
-
-    fn retime_segment(&mut self, cpu: CpuId) {
-        self.start_segment_inner(cpu, false);
-    }
-
-    fn start_segment_inner(&mut self, cpu: CpuId, fresh: bool) {
         let Some(t) = self.cpus[cpu].curr else { return };
         let speed = self.smt_speed(cpu);
         let left = self.tasks[t].seg_left;
@@ -1009,12 +1002,16 @@ impl Simulation {
         let c = &mut self.cpus[cpu];
         c.speed = speed;
         c.seg_start = self.now;
-        if !fresh && c.seg_queued && due >= c.seg_due {
+        // A completion event already queued no later than the new due time can serve this
+        // segment too: it re-arms itself when it fires early. Only an earlier due time needs
+        // a new event (and retires the old one by generation).
+        if c.seg_queued && due >= c.seg_event_at {
             c.seg_due = due;
             return;
         }
         c.seg_gen = c.seg_gen.wrapping_add(1);
         c.seg_due = due;
+        c.seg_event_at = due;
         c.seg_queued = true;
         let g_n = c.seg_gen;
         self.push(

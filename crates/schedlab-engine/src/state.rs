@@ -156,6 +156,8 @@ pub struct Cpu {
     pub seg_start: Time,
     /// When the running segment completes at the current speed.
     pub seg_due: Time,
+    /// When the queued completion event (generation `seg_gen`) fires.
+    pub seg_event_at: Time,
     /// Whether a completion event for generation `seg_gen` is in the queue.
     pub seg_queued: bool,
     pub speed: f64,
