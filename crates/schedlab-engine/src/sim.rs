@@ -2429,11 +2429,10 @@ fn matching_end(prog: &[Op], loop_pc: usize) -> usize {
     prog.len()
 }
 
+/// The experiment runner moves simulations across rayon threads: keep `Simulation: Send`.
 #[allow(dead_code)]
 fn _assert_send() {
     fn is_send<T: Send>() {}
     is_send::<Simulation>();
 }
 
-/// Convenience for callers that only need the view type's lifetime.
-pub type View<'a> = SchedView<'a>;
