@@ -2435,4 +2435,3 @@ fn _assert_send() {
     fn is_send<T: Send>() {}
     is_send::<Simulation>();
 }
-
