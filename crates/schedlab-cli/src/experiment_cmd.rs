@@ -62,7 +62,8 @@ schedlab compare -t xeon-2s12c -w tbench:duration=300ms -v linux-4.6 -v linux-4.
 schedlab compare experiments/r1-wakeup-buddy.toml --jobs 2 --out r1.jsonl --plot r1.svg --report r1.html\n  \
 schedlab compare experiments/r1-wakeup-buddy.toml --shard 1/4 --out shard1.jsonl   # then: schedlab merge shard*.jsonl")]
 pub struct CompareArgs {
-    /// An experiment TOML file (flags given as well override it).
+    /// An experiment TOML file. Flags given as well override it (a `-t` equal to the default
+    /// machine, desktop-4c8t, cannot be told from no `-t`: the file's topology is kept).
     file: Option<PathBuf>,
     #[command(flatten)]
     common: CommonArgs,
