@@ -49,6 +49,8 @@ pub struct CpuCosts {
     pub remote_memory_slowdown: f64,
     /// Parent-side cost of fork (copying the address space description), ns.
     pub fork_ns: u64,
+    /// Cost of an execve (loading the new image), ns.
+    pub exec_ns: u64,
     /// Run-to-run noise: each CPU burst (user work or syscall) takes `1 ± jitter` (uniform)
     /// times its nominal cost, drawn from the run's machine stream. Real machines vary from
     /// interrupts, frequency and cache state; this makes repetitions with different seeds
@@ -176,6 +178,7 @@ impl Default for CpuCosts {
             syscall_ns: 150,
             remote_memory_slowdown: 0.5,
             fork_ns: 30_000,
+            exec_ns: 100_000,
             jitter: 0.02,
         }
     }

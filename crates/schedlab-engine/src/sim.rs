@@ -150,6 +150,8 @@ enum StepOutcome {
     Yield,
     /// A preemption is pending at an op boundary.
     Preempt,
+    /// exec placement chose another CPU: the running task moves there.
+    Migrate(CpuId),
 }
 
 /// The idle state a governor with perfect prediction picks after `idle_ns` of idleness.
@@ -1712,6 +1714,21 @@ impl Simulation {
                 }
             }
             StepOutcome::Preempt | StepOutcome::Yield => self.schedule(cpu, None),
+            StepOutcome::Migrate(target) => {
+                // sched_exec: the running task leaves this CPU (as if preempted) and is queued
+                // on the chosen one, like a wakeup that needs no IPI delay.
+                self.update_curr(cpu);
+                self.settle(cpu);
+                self.sync_task_pelt(t);
+                self.sync_cpu_pelt(cpu);
+                self.save_lag(cpu, t);
+                self.leave_runnable(cpu, t);
+                self.tasks[t].state = TaskState::Waking(target);
+                self.schedule(cpu, Some(PrevState::Runnable));
+                self.migrate_task(t, target, false);
+                self.cpus[target].pending += 1;
+                self.enqueue_arrival(t, target, wake_flags::EXEC, false);
+            }
             StepOutcome::Block(w) => {
                 self.block_current(cpu, t, w);
                 self.schedule(cpu, Some(PrevState::Sleeping));
@@ -2035,6 +2052,15 @@ impl Simulation {
                 Op::Yield => {
                     self.tasks[t].pc += 1;
                     return StepOutcome::Yield;
+                }
+                Op::Exec => {
+                    self.tasks[t].pc += 1;
+                    // The exec work runs on whichever CPU the task ends up on.
+                    self.tasks[t].seg_left += self.profile.cpu.exec_ns as f64;
+                    let target = self.select_cpu(t, Some(t), cpu, wake_flags::EXEC);
+                    if target != cpu {
+                        return StepOutcome::Migrate(target);
+                    }
                 }
                 Op::Loop(n) => {
                     if *n == 0 {

@@ -128,6 +128,9 @@ pub enum Op {
     },
     /// Add the size of the last received message to a counter.
     CountLastRecv(CounterId),
+    /// `execve`: pay the exec cost and let the policy re-place the task (WF_EXEC,
+    /// `sched_exec` / `sched_balance_exec`); the task moves if it picks another CPU.
+    Exec,
     /// End the task.
     Exit,
 }

@@ -286,3 +286,78 @@ fn preempted_work_is_not_lost() {
         sim.counters().to_text()
     );
 }
+
+/// Places exec'ing tasks round-robin over the CPUs; everything else stays on prev.
+struct ExecSpread(usize);
+impl schedlab_engine::PlacementPolicy for ExecSpread {
+    fn name(&self) -> String {
+        "exec-spread".into()
+    }
+    fn select_task_rq(
+        &mut self,
+        ctx: &schedlab_engine::WakeCtx,
+        v: &schedlab_engine::SchedView<'_>,
+        _: &mut schedlab_engine::policy::Hints,
+        _: &mut schedlab_engine::PlacementRecord,
+    ) -> usize {
+        if ctx.is_exec() {
+            self.0 += 1;
+            self.0 % v.nr_cpus()
+        } else {
+            ctx.prev_cpu
+        }
+    }
+}
+
+#[test]
+fn exec_moves_a_running_task_to_the_placed_cpu() {
+    // Four children forked onto the parent's CPU exec and compute 10 ms each; exec placement
+    // spreads them, so they finish in about 10 ms (plus the exec cost), not 40 ms.
+    let topo = core2quad();
+    let mut w = Workload::new("exec");
+    let child = w.spec(TaskSpec::new(
+        "child",
+        vec![Op::Exec, Op::Compute(Dist::Const(10_000_000))],
+    ));
+    w.spawn(TaskSpec::new(
+        "make",
+        vec![
+            Op::Fork(child),
+            Op::Fork(child),
+            Op::Fork(child),
+            Op::Fork(child),
+            Op::WaitChildren,
+        ],
+    ));
+    let mut profile = MachineProfile::default();
+    profile.cpu.jitter = 0.0;
+    let mut sim = Simulation::new(
+        topo,
+        profile,
+        SchedConfig::default(),
+        Box::new(ExecSpread(0)),
+        Box::new(NoBalance),
+        w,
+        SimOptions {
+            check_invariants: true,
+            trace: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(sim.run(), EndReason::AllExited);
+    assert!(
+        sim.now() < 12_000_000,
+        "finished at {} ns: exec did not spread the children",
+        sim.now()
+    );
+    let c = sim.counters();
+    assert!(c.migrations_wake >= 3, "{}", c.to_text());
+    let trace = sim.take_trace().unwrap();
+    let moved = trace
+        .events
+        .iter()
+        .filter(|e| matches!(e, schedlab_trace::TraceEvent::MigrateTask { .. }))
+        .count();
+    assert!(moved >= 3);
+}

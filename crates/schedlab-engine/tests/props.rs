@@ -101,7 +101,7 @@ fn build(c: &Case) -> (Arc<schedlab_topo::Topology>, Workload, SchedConfig) {
     let g = w.global_slot();
     let child = w.spec(TaskSpec::new(
         "child",
-        vec![Op::Compute(Dist::Exp { mean: 20_000 })],
+        vec![Op::Exec, Op::Compute(Dist::Exp { mean: 20_000 })],
     ));
     // Tasks come in pairs that share one op list with mirrored roles, so every blocking op has
     // a matching partner and runs do not all end in deadlock.

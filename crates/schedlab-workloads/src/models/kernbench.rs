@@ -42,18 +42,21 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
     let mut w = Workload::new("kernbench");
     let cc1 = w.spec(TaskSpec::new(
         "cc1",
-        vec![Op::Compute(Dist::LogNormal {
-            median: ns(CC1_MEDIAN_NS).max(1),
-            sigma: CC1_SIGMA,
-        })],
+        vec![
+            Op::Exec,
+            Op::Compute(Dist::LogNormal {
+                median: ns(CC1_MEDIAN_NS).max(1),
+                sigma: CC1_SIGMA,
+            }),
+        ],
     ));
     let asm = w.spec(TaskSpec::new(
         "as",
-        vec![Op::Compute(Dist::Const(ns(AS_NS)))],
+        vec![Op::Exec, Op::Compute(Dist::Const(ns(AS_NS)))],
     ));
     let ld = w.spec(TaskSpec::new(
         "ld",
-        vec![Op::Compute(Dist::Const(ns(link as f64)))],
+        vec![Op::Exec, Op::Compute(Dist::Const(ns(link as f64)))],
     ));
     let tokens = w.channel(ChannelKind::pipe(), "jobserver");
     let mut gcc = vec![

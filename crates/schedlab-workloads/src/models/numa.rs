@@ -41,6 +41,9 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
     let mut t = TaskSpec::new(
         "numa_test",
         vec![
+            // Each numa_test task is its own program started by fork+exec: exec-time
+            // placement (sched_balance_exec, SD_BALANCE_EXEC) spreads them over the nodes.
+            Op::Exec,
             Op::Loop(chunks),
             Op::Compute(Dist::Const(work / chunks)),
             Op::EndLoop,
