@@ -170,14 +170,31 @@ fn bad_input_is_a_clear_error() {
 #[test]
 fn host_check_prints_both_sides_with_errors() {
     let out = schedlab()
-        .args(["host", "check", "pipe:loops=300", "--no-capture", "-v", "linux-6.6"])
+        .args([
+            "host",
+            "check",
+            "pipe:loops=300",
+            "--no-capture",
+            "-v",
+            "linux-6.6",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("## host (native output)") && text.contains("## simulated (native output)"), "{text}");
+    assert!(
+        text.contains("## host (native output)") && text.contains("## simulated (native output)"),
+        "{text}"
+    );
     // The metric table has both values and an error column for usecs_per_op.
-    let row = text.lines().find(|l| l.starts_with("usecs_per_op")).expect("no usecs_per_op row");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("usecs_per_op"))
+        .expect("no usecs_per_op row");
     assert!(row.trim_end().ends_with('%'), "{row}");
     // Without a capture the host side has no counters, said so explicitly.
     assert!(text.contains("n/a"));
