@@ -263,14 +263,7 @@ pub fn write_ftrace_text(trace: &Trace, w: &mut impl Write) -> io::Result<()> {
 
 /// Writes `trace` as ftrace text to the file at `path`.
 pub fn write_ftrace_file(trace: &Trace, path: &Path) -> Result<(), TraceError> {
-    let io_err = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let f = std::fs::File::create(path).map_err(io_err)?;
-    let mut w = io::BufWriter::new(f);
-    write_ftrace_text(trace, &mut w).map_err(io_err)?;
-    w.flush().map_err(io_err)
+    crate::write_file(path, |w| write_ftrace_text(trace, w))
 }
 
 /// Reads and parses an ftrace / trace-cmd / perf script text file; errors name the file.

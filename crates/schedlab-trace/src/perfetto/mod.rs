@@ -510,14 +510,7 @@ fn emit_track_descriptors<W: Write>(
 
 /// Writes `trace` to the file at `path` as Perfetto protobuf.
 pub fn write_perfetto_file(trace: &Trace, path: &Path) -> Result<(), TraceError> {
-    let io_err = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let f = std::fs::File::create(path).map_err(io_err)?;
-    let mut w = io::BufWriter::new(f);
-    write_perfetto(trace, &mut w).map_err(io_err)?;
-    w.flush().map_err(io_err)
+    crate::write_file(path, |w| write_perfetto(trace, w))
 }
 
 /// Reads a Perfetto file written by [`write_perfetto`] (or any trace with
