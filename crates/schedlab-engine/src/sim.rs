@@ -1226,6 +1226,18 @@ impl Simulation {
         }
     }
 
+    /// The profile's cost of fetching one cache line from a CPU at each distance.
+    fn refetch_per_line(&self) -> ByDistance {
+        let c = &self.profile.cache;
+        ByDistance {
+            same: 0.0,
+            smt: c.refetch_smt_ns,
+            llc: c.refetch_llc_ns,
+            cross_llc: c.refetch_cross_llc_ns,
+            cross_node: c.refetch_cross_node_ns,
+        }
+    }
+
     fn refetch_cost(&self, t: TaskId, cpu: CpuId) -> f64 {
         let task = &self.tasks[t];
         let c = &self.profile.cache;
@@ -1238,16 +1250,14 @@ impl Simulation {
         };
         let off_us = (self.now - task.last_ran_end) as f64 / 1e3;
         let hot = libm::exp2(-off_us / c.hot_half_life_us);
+        // What is still hot near the CPU is cheap to refetch only on this CPU or an SMT
+        // sibling; beyond, the whole working set moves at the distance's per-line cost.
         let per_line = if last == cpu {
             (1.0 - hot) * c.refetch_llc_ns
         } else if self.topo.cpus_share_core(last, cpu) {
             hot * c.refetch_smt_ns + (1.0 - hot) * c.refetch_llc_ns
-        } else if self.topo.cpus_share_cache(last, cpu) {
-            c.refetch_llc_ns
-        } else if self.topo.cpu(last).node == self.topo.cpu(cpu).node {
-            c.refetch_cross_llc_ns
         } else {
-            c.refetch_cross_node_ns * self.topo.cpu_distance(last, cpu) as f64 / 20.0
+            self.refetch_per_line().between(&self.topo, last, cpu)
         };
         lines * per_line
     }
@@ -1836,15 +1846,7 @@ impl Simulation {
                         self.tasks[t].pc += 1;
                         self.tasks[t].last_recv_bytes = msg.bytes;
                         let tr = &self.profile.transfer;
-                        let c = &self.profile.cache;
-                        let meta = ByDistance {
-                            same: 0.0,
-                            smt: c.refetch_smt_ns,
-                            llc: c.refetch_llc_ns,
-                            cross_llc: c.refetch_cross_llc_ns,
-                            cross_node: c.refetch_cross_node_ns,
-                        }
-                        .between(&self.topo, msg.cpu, cpu)
+                        let meta = self.refetch_per_line().between(&self.topo, msg.cpu, cpu)
                             * tr.message_lines;
                         let extra = ByDistance {
                             same: tr.same_cpu_ns_per_byte,
