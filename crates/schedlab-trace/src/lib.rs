@@ -509,6 +509,23 @@ impl ThreadTable {
     }
 }
 
+/// Creates `path` and writes it through a buffered writer with `write`; errors name the file.
+/// Shared by the ftrace-text and Perfetto file writers.
+pub(crate) fn write_file(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), TraceError> {
+    use std::io::Write as _;
+    let io_err = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::create(path).map_err(io_err)?;
+    let mut w = std::io::BufWriter::new(f);
+    write(&mut w).map_err(io_err)?;
+    w.flush().map_err(io_err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -588,21 +605,4 @@ mod tests {
         t.nr_cpus = 16;
         assert_eq!(t.effective_nr_cpus(), 16);
     }
-}
-
-/// Creates `path` and writes it through a buffered writer with `write`; errors name the file.
-/// Shared by the ftrace-text and Perfetto file writers.
-pub(crate) fn write_file(
-    path: &std::path::Path,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> Result<(), TraceError> {
-    use std::io::Write as _;
-    let io_err = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let f = std::fs::File::create(path).map_err(io_err)?;
-    let mut w = std::io::BufWriter::new(f);
-    write(&mut w).map_err(io_err)?;
-    w.flush().map_err(io_err)
 }
