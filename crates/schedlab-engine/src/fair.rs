@@ -20,7 +20,6 @@ use crate::state::TaskState;
 use crate::task::TaskId;
 use crate::time::Time;
 use schedlab_topo::CpuId;
-use std::collections::BTreeSet;
 
 /// NICE_0_LOAD.
 pub const NICE_0_LOAD: u64 = 1024;
@@ -29,7 +28,7 @@ pub const NICE_0_LOAD: u64 = 1024;
 #[derive(Clone, Debug, Default)]
 pub struct RunQueue {
     /// Queued tasks by key (vruntime, deadline or O(1) priority/sequence).
-    pub tree: BTreeSet<(i64, TaskId)>,
+    pub tree: RqTree,
     /// Monotonic reference vruntime (`min_vruntime`; EEVDF: the zero-lag point reference).
     pub min_vruntime: i64,
     /// EEVDF: Σ w·(v − min_vruntime) over queued tasks.
@@ -42,6 +41,64 @@ pub struct RunQueue {
     pub last: Option<TaskId>,
     /// O(1): FIFO sequence.
     pub seq: u64,
+}
+
+/// The ordered set of queued `(key, task)` pairs: the kernel's rbtree.
+///
+/// A sorted vector, not a `BTreeSet`: runqueues hold a handful of tasks almost always, where a
+/// binary search plus a short `memmove` beats tree nodes (no allocation per insert, one cache
+/// line for the leftmost entry); even hundreds of queued tasks per CPU stay cheap.
+#[derive(Clone, Debug, Default)]
+pub struct RqTree {
+    entries: Vec<(i64, TaskId)>,
+}
+
+impl RqTree {
+    /// Adds an entry; returns false if it was already present.
+    pub fn insert(&mut self, e: (i64, TaskId)) -> bool {
+        match self.entries.binary_search(&e) {
+            Ok(_) => false,
+            Err(i) => {
+                self.entries.insert(i, e);
+                true
+            }
+        }
+    }
+
+    /// Removes an entry; returns whether it was present.
+    pub fn remove(&mut self, e: &(i64, TaskId)) -> bool {
+        match self.entries.binary_search(e) {
+            Ok(i) => {
+                self.entries.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The leftmost (smallest key) entry.
+    #[inline]
+    pub fn first(&self) -> Option<&(i64, TaskId)> {
+        self.entries.first()
+    }
+
+    /// Entries in key order.
+    #[inline]
+    pub fn iter(&self) -> std::slice::Iter<'_, (i64, TaskId)> {
+        self.entries.iter()
+    }
+
+    /// Number of queued entries.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is queued.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 /// `delta · NICE_0_LOAD / weight`.
@@ -192,7 +249,9 @@ impl Simulation {
         rq.min_vruntime + q
     }
 
-    fn eligible(&self, cpu: CpuId, t: TaskId) -> bool {
+    /// EEVDF `(Σ w·(v − v0), Σ w)` over the queued tasks and a runnable curr: what
+    /// eligibility compares against. Computed once per pick, not once per candidate.
+    fn eligibility_sums(&self, cpu: CpuId) -> (i128, i128) {
         let rq = &self.cpus[cpu].rq;
         let (mut sum, mut load) = (rq.avg_vruntime, rq.avg_load as i128);
         if let Some(c) = self.curr_runnable(cpu) {
@@ -200,7 +259,17 @@ impl Simulation {
             sum += (ct.vruntime - rq.min_vruntime) as i128 * ct.weight as i128;
             load += ct.weight as i128;
         }
-        sum >= (self.tasks[t].vruntime - rq.min_vruntime) as i128 * load
+        (sum, load)
+    }
+
+    /// `vruntime(t) ≤ avg_vruntime` without the division (the kernel's `vruntime_eligible`).
+    #[inline]
+    fn eligible_given(&self, cpu: CpuId, (sum, load): (i128, i128), t: TaskId) -> bool {
+        sum >= (self.tasks[t].vruntime - self.cpus[cpu].rq.min_vruntime) as i128 * load
+    }
+
+    fn eligible(&self, cpu: CpuId, t: TaskId) -> bool {
+        self.eligible_given(cpu, self.eligibility_sums(cpu), t)
     }
 
     /// CFS `sched_slice()` for `t` on `cpu` (wall time).
@@ -355,15 +424,16 @@ impl Simulation {
                         return Some(c);
                     }
                 }
+                let sums = self.eligibility_sums(cpu);
                 let mut best: Option<TaskId> = None;
                 for &(_, t) in rq.tree.iter() {
-                    if self.eligible(cpu, t) {
+                    if self.eligible_given(cpu, sums, t) {
                         best = Some(t);
                         break;
                     }
                 }
                 if let Some(c) = curr
-                    && self.eligible(cpu, c)
+                    && self.eligible_given(cpu, sums, c)
                     && best.is_none_or(|b| self.tasks[c].deadline <= self.tasks[b].deadline)
                 {
                     best = Some(c);

@@ -1000,7 +1000,7 @@ impl Simulation {
         let Some(t) = self.cpus[cpu].curr else { return };
         let speed = self.smt_speed(cpu);
         let left = self.tasks[t].seg_left;
-        let due = self.now + (left / speed).ceil().max(0.0) as u64;
+        let due = self.now + crate::time::ceil_ns(left / speed);
         let c = &mut self.cpus[cpu];
         c.speed = speed;
         c.seg_start = self.now;
@@ -1624,7 +1624,7 @@ impl Simulation {
         // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
         // (and, for a batch of wakeups in one op, the wakeups before it).
         let lead = match waker {
-            Some(w) => (self.tasks[w].seg_left + self.op_extra_cost).round() as u64,
+            Some(w) => crate::time::round_ns(self.tasks[w].seg_left + self.op_extra_cost),
             None => 0,
         };
         let delay = if !remote {

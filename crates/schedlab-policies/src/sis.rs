@@ -413,15 +413,18 @@ pub(crate) fn sis_v6<M: Machine>(
             }
         }
     }
-    let mut order: Vec<CpuId> = Vec::with_capacity(sd.span_weight);
-    if clusters {
+    // The scan order is an iterator, not a collected list: no allocation per wakeup.
+    let found = if clusters {
         let cl = topo.cluster_span(target).and(&sd.span);
-        order.extend(cl.iter_wrap(target + 1));
-        order.extend(sd.span.iter_wrap(target + 1).filter(|c| !cl.contains(*c)));
+        let order = cl
+            .iter_wrap(target + 1)
+            .chain(sd.span.iter_wrap(target + 1).filter(|c| !cl.contains(*c)));
+        select_idle_cpu_v6(sc, s, hints, sd, target, order, has_idle_core)
     } else {
-        order.extend(sd.span.iter_wrap(target + 1));
-    }
-    if let Some(found) = select_idle_cpu_v6(sc, s, hints, sd, target, &order, has_idle_core) {
+        let order = sd.span.iter_wrap(target + 1);
+        select_idle_cpu_v6(sc, s, hints, sd, target, order, has_idle_core)
+    };
+    if let Some(found) = found {
         return found;
     }
     if s.sis_node
@@ -449,7 +452,7 @@ fn select_idle_cpu_v6<M: Machine>(
     hints: &mut Hints,
     sd: &SchedDomain,
     target: CpuId,
-    order: &[CpuId],
+    order: impl Iterator<Item = CpuId>,
     has_idle_core: bool,
 ) -> Option<(CpuId, Step)> {
     let topo = sc.m.topo();
@@ -483,7 +486,7 @@ fn select_idle_cpu_v6<M: Machine>(
         }
     }
     let mut idle_cpu = None;
-    for &c in order {
+    for c in order {
         if !cpus.contains(c) {
             continue;
         }
@@ -551,9 +554,9 @@ fn sis_node<M: Machine>(
             continue;
         };
         seen.or_assign(&sd.span);
-        let order: Vec<CpuId> = sd.span.iter_wrap(target + 1).collect();
+        let order = sd.span.iter_wrap(target + 1);
         // Budget of that LLC: the same rule, read from its own shared state.
-        if let Some((c, _)) = select_idle_cpu_v6(sc, s, hints, sd, c, &order, false) {
+        if let Some((c, _)) = select_idle_cpu_v6(sc, s, hints, sd, c, order, false) {
             return Some(c);
         }
     }
