@@ -50,6 +50,8 @@ pub struct Topology {
     has_clusters: bool,
     /// Largest core size, computed once: the wake path asks for it on every wakeup.
     threads_per_core: usize,
+    /// CPUs per LLC, by LLC index, computed once (wake_wide asks on every wakeup).
+    llc_sizes: Vec<usize>,
 }
 
 /// Why a machine description is inconsistent.
@@ -195,9 +197,11 @@ impl Topology {
             distances,
             has_clusters,
             threads_per_core: 1,
+            llc_sizes: Vec::new(),
         };
         let mut topo = topo;
         topo.threads_per_core = topo.cores.iter().map(CpuSet::count).max().unwrap_or(1);
+        topo.llc_sizes = topo.llcs.iter().map(CpuSet::count).collect();
         topo.check_nesting()?;
         Ok(topo)
     }
@@ -332,7 +336,7 @@ impl Topology {
     }
     /// `sd_llc_size`.
     pub fn llc_size(&self, cpu: CpuId) -> usize {
-        self.llc_span(cpu).count()
+        self.llc_sizes[self.cpus[cpu].llc]
     }
     /// `sd_llc_id`: the first CPU of the LLC.
     pub fn llc_id(&self, cpu: CpuId) -> CpuId {
