@@ -25,6 +25,7 @@ pub mod pelt;
 pub mod policy;
 pub mod profile;
 pub mod rng;
+pub mod seg_timers;
 pub mod sim;
 #[allow(missing_docs)]
 pub(crate) mod state;

@@ -26,6 +26,7 @@ use crate::policy::{
 };
 use crate::profile::{IdleState, MachineProfile};
 use crate::rng::{SimRng, Stream, stream};
+use crate::seg_timers::{self, SegTimers};
 use crate::state::{Cpu, CpuMode, Task, TaskState, WaitOn};
 use crate::task::{
     LockRef, Op, Slot, SpecId, TaskId, TaskSpec, WAKE_ALL, Workload, nice_to_weight,
@@ -80,8 +81,8 @@ pub enum EndReason {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
-    /// The running segment of `cpu` (generation `g_n`) completes.
-    SegDone { cpu: u32, g_n: u32 },
+    /// The running segment of `cpu` completes (from the CPU's timer slot, not the heap).
+    SegDone { cpu: u32 },
     /// Scheduler tick of `cpu`.
     Tick { cpu: u32, g_n: u32 },
     /// A wakeup in flight reaches its CPU.
@@ -107,6 +108,12 @@ impl Event {
     }
 }
 
+/// The total order of events: time, then the sequence number of scheduling.
+#[inline]
+fn event_key(time: Time, seq: u64) -> u128 {
+    ((time as u128) << 64) | seq as u128
+}
+
 /// A queued event. `key` packs `(time, seq)` into one integer so the heap compares once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
@@ -117,7 +124,7 @@ struct Entry {
 impl Entry {
     fn new(time: Time, seq: u64, ev: Event) -> Self {
         Entry {
-            key: ((time as u128) << 64) | seq as u128,
+            key: event_key(time, seq),
             ev,
         }
     }
@@ -177,6 +184,11 @@ pub struct Simulation {
     queue: BinaryHeap<Entry>,
     /// An event earlier than every event in `queue` (see `push`).
     next_cache: Option<Entry>,
+    /// The segment-completion event of every CPU, outside the heap (see `seg_timers`).
+    seg_timers: SegTimers,
+    /// The CPU whose segment-completion event is being handled; its slot still holds the
+    /// fired key until the handler arms the next segment or `run` clears it.
+    fired_seg: Option<CpuId>,
     seq: u64,
     pub(crate) cpus: Vec<Cpu>,
     pub(crate) tasks: Vec<Task>,
@@ -289,11 +301,9 @@ impl Simulation {
                 nr_running: 0,
                 pending: 0,
                 need_resched: false,
-                seg_gen: 0,
+                seg_key: seg_timers::IDLE,
                 seg_start: 0,
                 seg_due: 0,
-                seg_event_at: 0,
-                seg_queued: false,
                 speed: 1.0,
                 tick_armed: false,
                 tick_gen: 0,
@@ -352,6 +362,8 @@ impl Simulation {
             now: 0,
             queue: BinaryHeap::new(),
             next_cache: None,
+            seg_timers: SegTimers::new(n),
+            fired_seg: None,
             seq: 0,
             cpus,
             tasks: Vec::new(),
@@ -445,9 +457,38 @@ impl Simulation {
             .max(self.queue.len() + usize::from(self.next_cache.is_some()));
     }
 
-    /// Takes the earliest event.
+    /// Takes the earliest event: from the heap side, or a CPU's segment-completion slot.
     fn pop(&mut self) -> Option<Entry> {
+        let (cpu, key) = self.seg_timers.earliest();
+        if key != seg_timers::IDLE {
+            let heap_first = match &self.next_cache {
+                Some(c) => Some(c.key),
+                None => self.queue.peek().map(|e| e.key),
+            };
+            if heap_first.is_none_or(|h| key < h) {
+                let cpu = cpu as u32;
+                return Some(Entry {
+                    key,
+                    ev: Event::SegDone { cpu },
+                });
+            }
+        }
         self.next_cache.take().or_else(|| self.queue.pop())
+    }
+
+    /// Arms `cpu`'s segment-completion event at `due` (the old one is superseded).
+    fn arm_seg_done(&mut self, cpu: CpuId, due: Time) {
+        self.seq += 1;
+        let key = event_key(due, self.seq);
+        self.cpus[cpu].seg_key = key;
+        if self.fired_seg == Some(cpu) {
+            self.fired_seg = None;
+            self.seg_timers.rearm_winner(key);
+        } else if key < self.seg_timers.key(cpu) {
+            self.seg_timers.lower(cpu, key);
+        }
+        // Otherwise the slot holds an earlier, superseded key: it fires as a no-op and
+        // re-arms itself with this one.
     }
 
     fn view(&self) -> SchedView<'_> {
@@ -493,6 +534,10 @@ impl Simulation {
             self.hash =
                 (self.hash ^ e.time() ^ e.ev.tag().rotate_left(17)).wrapping_mul(0x0100_0000_01b3);
             self.dispatch(e.ev);
+            if let Some(cpu) = self.fired_seg.take() {
+                // The handler armed no new segment (the CPU idled or switched away).
+                self.seg_timers.rearm_winner(self.cpus[cpu].seg_key);
+            }
             if self.opts.check_invariants
                 && let Err(msg) = self.check_invariants()
             {
@@ -578,26 +623,26 @@ impl Simulation {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::SegDone { cpu, g_n } => {
+            Event::SegDone { cpu } => {
                 let cpu = cpu as usize;
-                if self.cpus[cpu].seg_gen != g_n || self.cpus[cpu].curr.is_none() {
+                let fired = self.seg_timers.key(cpu);
+                if fired != self.cpus[cpu].seg_key || self.cpus[cpu].curr.is_none() {
+                    // Superseded (the CPU idled, or started an earlier segment): put the
+                    // live key, if any, in the slot.
+                    self.seg_timers.rearm_winner(self.cpus[cpu].seg_key);
                     return;
                 }
                 if self.now < self.cpus[cpu].seg_due {
-                    // Slowed down (or replaced by a later segment) since it was queued: fire
+                    // Slowed down (or replaced by a later segment) since it was armed: fire
                     // again when really due.
-                    let due = self.cpus[cpu].seg_due;
-                    self.cpus[cpu].seg_event_at = due;
-                    self.push(
-                        due,
-                        Event::SegDone {
-                            cpu: cpu as u32,
-                            g_n,
-                        },
-                    );
+                    self.seq += 1;
+                    let key = event_key(self.cpus[cpu].seg_due, self.seq);
+                    self.cpus[cpu].seg_key = key;
+                    self.seg_timers.rearm_winner(key);
                     return;
                 }
-                self.cpus[cpu].seg_queued = false;
+                self.cpus[cpu].seg_key = seg_timers::IDLE;
+                self.fired_seg = Some(cpu);
                 let t = self.cpus[cpu].curr.unwrap_or(0);
                 self.tasks[t].seg_left = 0.0;
                 self.cpus[cpu].seg_start = self.now;
@@ -1004,25 +1049,14 @@ impl Simulation {
         let c = &mut self.cpus[cpu];
         c.speed = speed;
         c.seg_start = self.now;
-        // A completion event already queued no later than the new due time can serve this
+        c.seg_due = due;
+        // A completion event already armed no later than the new due time can serve this
         // segment too: it re-arms itself when it fires early. Only an earlier due time needs
-        // a new event (and retires the old one by generation).
-        if c.seg_queued && due >= c.seg_event_at {
-            c.seg_due = due;
+        // a new one.
+        if c.seg_key != seg_timers::IDLE && due >= (c.seg_key >> 64) as Time {
             return;
         }
-        c.seg_gen = c.seg_gen.wrapping_add(1);
-        c.seg_due = due;
-        c.seg_event_at = due;
-        c.seg_queued = true;
-        let g_n = c.seg_gen;
-        self.push(
-            due,
-            Event::SegDone {
-                cpu: cpu as u32,
-                g_n,
-            },
-        );
+        self.arm_seg_done(cpu, due);
     }
 
     fn arm_tick(&mut self, cpu: CpuId) {
@@ -1274,8 +1308,7 @@ impl Simulation {
             self.cpus[cpu].mode = CpuMode::Idle { since: self.now };
             self.cpus[cpu].idle_stamp = Some(self.now);
         }
-        self.cpus[cpu].seg_gen = self.cpus[cpu].seg_gen.wrapping_add(1);
-        self.cpus[cpu].seg_queued = false;
+        self.cpus[cpu].seg_key = seg_timers::IDLE;
         // has_idle_cores: set when a CPU goes idle and all of its siblings are idle.
         if self.smt {
             let view = self.view();
@@ -2317,6 +2350,20 @@ impl Simulation {
             });
             if !keys_sorted {
                 return Err(format!("cpu {c}: runqueue key out of date"));
+            }
+            // The segment timer: a running CPU's segment end is armed (or it would never be
+            // handled), and the CPU's slot never holds a key later than the live one.
+            let live = self.cpus[c].seg_key;
+            if self.cpus[c].curr.is_some() && live == seg_timers::IDLE {
+                return Err(format!("cpu {c} runs a task with no segment end armed"));
+            }
+            if self.seg_timers.key(c) > live {
+                return Err(format!(
+                    "cpu {c}: timer slot later than its live segment end"
+                ));
+            }
+            if live != seg_timers::IDLE && ((live >> 64) as Time) < self.now {
+                return Err(format!("cpu {c}: segment end armed in the past"));
             }
             let c_ = &self.cpus[c];
             let accounted = c_.busy_ns + c_.idle_ns + (self.now - c_.last_mode_change);

@@ -151,15 +151,12 @@ pub struct Cpu {
     /// Wakeups selected for this CPU and not yet enqueued (`ttwu_pending`).
     pub pending: u32,
     pub need_resched: bool,
-    /// Generation of the running segment (lazy cancellation of its completion event).
-    pub seg_gen: u32,
     pub seg_start: Time,
     /// When the running segment completes at the current speed.
     pub seg_due: Time,
-    /// When the queued completion event (generation `seg_gen`) fires.
-    pub seg_event_at: Time,
-    /// Whether a completion event for generation `seg_gen` is in the queue.
-    pub seg_queued: bool,
+    /// Order key of the live segment-completion event (`seg_timers::IDLE` when none): the
+    /// CPU's timer slot may hold an earlier, superseded key, which then fires as a no-op.
+    pub seg_key: u128,
     pub speed: f64,
     pub tick_armed: bool,
     pub tick_gen: u32,
