@@ -145,7 +145,7 @@ mod tests {
                 let key = key * 1000 + seq;
                 if rearm {
                     let (leaf, _) = t.earliest();
-                    let k = if key % 3 == 0 { IDLE } else { key };
+                    let k = if key.is_multiple_of(3) { IDLE } else { key };
                     if leaf < nr_cpus {
                         plain[leaf] = k;
                     }
