@@ -20,11 +20,11 @@ fn y() -> f64 {
     f64::from_bits(Y_BITS)
 }
 
-/// `y^n`.
-pub fn decay(n: u64) -> f64 {
-    if n >= 64 * 32 {
-        return 0.0;
-    }
+/// Periods after which a sum has decayed to nothing (`y^2048 = 2^-64`).
+const DECAY_HORIZON: u64 = 64 * 32;
+
+/// `y^n` by repeated squaring: the definition the tables below are filled from.
+fn decay_by_squaring(n: u64) -> f64 {
     if n == 1 {
         return y();
     }
@@ -41,10 +41,31 @@ pub fn decay(n: u64) -> f64 {
     result
 }
 
-/// `Σ_{k=1}^{m} y^k`.
-fn series(m: u64) -> f64 {
+/// `y^n` and `Σ_{k=1..n} y^k` for `n < DECAY_HORIZON`, computed once. A signal that slept
+/// across many periods (the common case with thousands of mostly-blocked tasks) then costs a
+/// table lookup instead of two exponentiations, with bit-identical values.
+static TABLES: std::sync::LazyLock<(Vec<f64>, Vec<f64>)> = std::sync::LazyLock::new(|| {
     let y = y();
-    y * (1.0 - decay(m)) / (1.0 - y)
+    let decay: Vec<f64> = (0..DECAY_HORIZON).map(decay_by_squaring).collect();
+    let series = decay.iter().map(|d| y * (1.0 - d) / (1.0 - y)).collect();
+    (decay, series)
+});
+
+/// `y^n`.
+pub fn decay(n: u64) -> f64 {
+    if n >= DECAY_HORIZON {
+        return 0.0;
+    }
+    TABLES.0[n as usize]
+}
+
+/// `Σ_{k=1..m} y^k = y (1 − y^m) / (1 − y)`.
+fn series(m: u64) -> f64 {
+    if m >= DECAY_HORIZON {
+        let y = y();
+        return y / (1.0 - y);
+    }
+    TABLES.1[m as usize]
 }
 
 /// The divider that turns a sum into an average at time `now` (a fully active signal
