@@ -397,12 +397,12 @@ impl<'a> SchedView<'a> {
                 // runnable_load_avg: the aggregate of the tasks runnable here now.
                 let mut sig = c.runnable;
                 sig.advance(self.now, c.runnable_weight as f64);
-                (sig.sum / pelt::divider(self.now)).round() as u64
+                crate::time::round_u64(sig.sum / pelt::divider(self.now))
             }
             LoadSignal::PeltBlocked => {
                 let mut sig = c.load;
                 sig.advance(self.now, c.runnable_weight as f64);
-                (sig.sum / pelt::divider(self.now)).round() as u64
+                crate::time::round_u64(sig.sum / pelt::divider(self.now))
             }
         }
     }
@@ -423,15 +423,13 @@ impl<'a> SchedView<'a> {
         let mut sig = c.util;
         let running = if c.curr.is_some() { 1.0 } else { 0.0 };
         sig.advance(self.now, running);
-        ((sig.sum / pelt::divider(self.now)) * 1024.0)
-            .round()
-            .min(self.capacity(cpu) as f64) as u64
+        crate::time::round_u64((sig.sum / pelt::divider(self.now)) * 1024.0).min(self.capacity(cpu))
     }
     /// `task_h_load(p)` in the era's load signal (static weight before PELT).
     pub fn task_load(&self, t: TaskId) -> u64 {
         match self.cfg.load_signal {
             LoadSignal::Instant => self.tasks[t].weight,
-            _ => self.task_load_f(t).round() as u64,
+            _ => crate::time::round_u64(self.task_load_f(t)),
         }
     }
     /// `task_util(p)`, 0..=1024.
@@ -444,7 +442,7 @@ impl<'a> SchedView<'a> {
         };
         let mut s = task.util;
         s.advance(self.now, running);
-        ((s.sum / pelt::divider(self.now)) * 1024.0).round() as u64
+        crate::time::round_u64((s.sum / pelt::divider(self.now)) * 1024.0)
     }
     /// Weight of a task.
     pub fn weight(&self, t: TaskId) -> u64 {

@@ -1045,7 +1045,7 @@ impl Simulation {
         let Some(t) = self.cpus[cpu].curr else { return };
         let speed = self.smt_speed(cpu);
         let left = self.tasks[t].seg_left;
-        let due = self.now + crate::time::ceil_ns(left / speed);
+        let due = self.now + crate::time::ceil_u64(left / speed);
         let c = &mut self.cpus[cpu];
         c.speed = speed;
         c.seg_start = self.now;
@@ -1657,7 +1657,7 @@ impl Simulation {
         // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
         // (and, for a batch of wakeups in one op, the wakeups before it).
         let lead = match waker {
-            Some(w) => crate::time::round_ns(self.tasks[w].seg_left + self.op_extra_cost),
+            Some(w) => crate::time::round_u64(self.tasks[w].seg_left + self.op_extra_cost),
             None => 0,
         };
         let delay = if !remote {

@@ -10,10 +10,10 @@ pub const NSEC_PER_MSEC: u64 = 1_000_000;
 /// Nanoseconds per second.
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 
-/// `ceil(max(x, 0))` as whole nanoseconds. Plain casts instead of `f64::ceil`, which on
+/// `ceil(max(x, 0))` as a `u64` (whole nanoseconds). Plain casts instead of `f64::ceil`, which on
 /// baseline x86-64 (no SSE4.1) is a libm call, and this runs once per simulated event.
 #[inline]
-pub fn ceil_ns(x: f64) -> u64 {
+pub fn ceil_u64(x: f64) -> u64 {
     if x.is_nan() || x <= 0.0 {
         return 0;
     }
@@ -21,9 +21,10 @@ pub fn ceil_ns(x: f64) -> u64 {
     if (i as f64) < x { i + 1 } else { i }
 }
 
-/// `round(max(x, 0))` (halves away from zero) as whole nanoseconds, without a libm call.
+/// `round(max(x, 0))` (halves away from zero) as a `u64` (nanoseconds, PELT loads), without
+/// a libm call.
 #[inline]
-pub fn round_ns(x: f64) -> u64 {
+pub fn round_u64(x: f64) -> u64 {
     if x.is_nan() || x <= 0.0 {
         return 0;
     }
@@ -94,10 +95,10 @@ mod tests {
         ] {
             let want_ceil = f64::ceil(f64::max(x, 0.0)) as u64;
             let want_round = f64::round(f64::max(x, 0.0)) as u64;
-            assert_eq!(super::ceil_ns(x), want_ceil, "ceil {x}");
-            assert_eq!(super::round_ns(x), want_round, "round {x}");
+            assert_eq!(super::ceil_u64(x), want_ceil, "ceil {x}");
+            assert_eq!(super::round_u64(x), want_round, "round {x}");
         }
-        assert_eq!(super::ceil_ns(f64::NAN), 0);
+        assert_eq!(super::ceil_u64(f64::NAN), 0);
     }
 
     use super::*;
