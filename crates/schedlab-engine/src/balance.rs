@@ -6,8 +6,12 @@
 //! domain with intervals and busy_factor, newly-idle balancing gated by `avg_idle`, nohz
 //! idle balancing kicked from busy CPUs, `task_hot` with the migration cost, and the
 //! SIS_UTIL `nr_idle_scan` refresh at LLC level. Group classification follows the 5.5+
-//! shape (has-spare / fully-busy / overloaded); active balancing of a running task is not
-//! modelled. The 2.5.59 node balancer lives in [`crate::balance_o1`].
+//! shape (has-spare / fully-busy / overloaded). When balancing keeps failing at a level
+//! (`nr_balance_failed` counts periodic failures only; §9.2), hot tasks become movable once it
+//! exceeds `cache_nice_tries`, and past `cache_nice_tries + 2` the pass asks for an **active
+//! balance**: the engine's stopper pushes a task, possibly the one running, off the busiest CPU
+//! ([`BalanceOut::active`], applied by the engine's `sim::active` module). The 2.5.59 node
+//! balancer lives in [`crate::balance_o1`].
 
 use crate::policy::{Hints, SchedView};
 use crate::task::TaskId;
@@ -35,6 +39,10 @@ pub struct BalanceOut {
     pub cost_ns: u64,
     /// Number of `load_balance` passes run.
     pub passes: u32,
+    /// Active balances: the stopper on `from` pushes `task` to `to`. Unlike
+    /// [`BalanceOut::migrations`] the task may be the one running on `from` (the stopper
+    /// preempts it first); cache hotness no longer matters. Applied after the migrations.
+    pub active: Vec<Migration>,
 }
 
 /// A load balancer. Implementations keep their own per-domain state.
@@ -112,6 +120,23 @@ struct DomainState {
     last_decay: Time,
 }
 
+/// Where the moves already decided in this call put `t` (`None`: not moved).
+fn planned_cpu(out: &BalanceOut, t: TaskId) -> Option<CpuId> {
+    out.migrations
+        .iter()
+        .rev()
+        .find(|m| m.task == t)
+        .map(|m| m.to)
+}
+
+/// What the moves already decided in this balancer call change on one CPU.
+#[derive(Clone, Copy, Debug, Default)]
+struct Planned {
+    nr: i64,
+    load: i64,
+    util: i64,
+}
+
 /// Which newidle gate the era uses (linux-wakeup.md §9.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NewidleGate {
@@ -121,6 +146,20 @@ pub enum NewidleGate {
     MigrationCost,
     /// 5.16+: skip when `avg_idle` is below the lowest domain's `max_newidle_lb_cost`.
     LbCost,
+}
+
+/// When a failing balancing pass escalates to an active balance (`need_active_balance`,
+/// linux-wakeup.md §9.2) \[M\].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActiveBalance {
+    /// Never (an ablation: the kernel always had active balancing).
+    Off,
+    /// 2.6.x – 5.9: any pass that moved nothing once `nr_balance_failed` exceeds
+    /// `cache_nice_tries + 2`, whatever it was trying to move.
+    Failed,
+    /// 5.10+ ("imbalanced active balance"): the same count, but only for passes that were
+    /// moving tasks (`migrate_task`), not load or utilisation.
+    FailedTasks,
 }
 
 /// The sched-domain load balancer.
@@ -138,7 +177,16 @@ pub struct CfsBalancer {
     pub sis_util: bool,
     /// Jiffy length, ns.
     pub tick_ns: u64,
+    /// When repeated failures escalate to an active balance (era rule).
+    pub active_balance: ActiveBalance,
     state: Vec<Vec<DomainState>>,
+    /// Per CPU, the effect of the moves decided earlier in the same call. The engine applies
+    /// moves only after the call returns, but a nohz kick balances for every idle CPU in one
+    /// call; in the kernel each of those passes sees the moves of the previous ones (they
+    /// are applied at once under the runqueue locks). Without this overlay every idle CPU
+    /// of a kick saw the same stale busiest queue and only the first could take anything.
+    planned: Vec<Planned>,
+    planned_dirty: bool,
     nohz_next: Time,
 }
 
@@ -152,15 +200,23 @@ impl CfsBalancer {
             nr_migrate: 32,
             sis_util: true,
             tick_ns,
+            active_balance: ActiveBalance::FailedTasks,
             state: Vec::new(),
+            planned: Vec::new(),
+            planned_dirty: false,
             nohz_next: 0,
         }
     }
 
     fn ensure_state(&mut self, view: &SchedView<'_>) {
+        if self.planned_dirty {
+            self.planned.fill(Planned::default());
+            self.planned_dirty = false;
+        }
         if !self.state.is_empty() {
             return;
         }
+        self.planned = vec![Planned::default(); view.nr_cpus()];
         self.state = (0..view.nr_cpus())
             .map(|c| {
                 view.domains()
@@ -176,6 +232,52 @@ impl CfsBalancer {
                     .collect()
             })
             .collect();
+    }
+
+    /// `nohz_balancer_kick` (§9.5): this busy CPU has a task waiting, or more than one CPU of
+    /// its LLC is busy (`nr_busy_cpus > 1`, 3.x+ \[M\]: packed SMT cores or a busy LLC may
+    /// have a task an idle CPU could take, though no runqueue has two). Without the second
+    /// rule, CPUs each running one task never let idle CPUs balance, and an active balance
+    /// (which needs periodic idle passes to fail) could never happen.
+    fn nohz_kick_needed(&self, cpu: CpuId, view: &SchedView<'_>) -> bool {
+        if view.nr_running(cpu) >= 2 {
+            return true;
+        }
+        let llc = view.topo().cpu(cpu).llc;
+        view.topo().llcs()[llc]
+            .iter()
+            .filter(|&c| view.curr(c).is_some())
+            .nth(1)
+            .is_some()
+    }
+
+    /// Records a decided move in the overlay.
+    fn plan(&mut self, t: TaskId, from: CpuId, to: CpuId, view: &SchedView<'_>) {
+        let (l, u) = (view.task_load(t) as i64, view.task_util(t) as i64);
+        let f = &mut self.planned[from];
+        f.nr -= 1;
+        f.load -= l;
+        f.util -= u;
+        let d = &mut self.planned[to];
+        d.nr += 1;
+        d.load += l;
+        d.util += u;
+        self.planned_dirty = true;
+    }
+
+    /// Runnable tasks on `c` once the moves decided in this call are done.
+    fn nr_at(&self, view: &SchedView<'_>, c: CpuId) -> u32 {
+        (view.nr_runnable(c) as i64 + self.planned[c].nr).max(0) as u32
+    }
+
+    /// The load of `c` once the moves decided in this call are done.
+    fn load_at(&self, view: &SchedView<'_>, c: CpuId) -> u64 {
+        (view.cpu_load(c) as i64 + self.planned[c].load).max(0) as u64
+    }
+
+    /// Whether `c` is idle and receives nothing from this call.
+    fn idle_at(&self, view: &SchedView<'_>, c: CpuId) -> bool {
+        view.idle(c) && self.planned[c].nr <= 0
     }
 
     fn interval_ns(&self, sd: &SchedDomain, st: &DomainState, busy: bool, nr_cpus: usize) -> u64 {
@@ -239,11 +341,11 @@ impl CfsBalancer {
             kind: GroupType::HasSpare,
         };
         for c in group.iter() {
-            g.nr_running += view.nr_runnable(c);
-            g.load += view.cpu_load(c);
-            g.util += view.cpu_util(c);
+            g.nr_running += self.nr_at(view, c);
+            g.load += self.load_at(view, c);
+            g.util += (view.cpu_util(c) as i64 + self.planned[c].util).max(0) as u64;
             g.capacity += view.capacity(c);
-            g.idle_cpus += u32::from(view.idle(c));
+            g.idle_cpus += u32::from(self.idle_at(view, c));
             g.weight += 1;
         }
         g.avg_load = g.load * 1024 / g.capacity.max(1);
@@ -281,7 +383,7 @@ impl CfsBalancer {
         if idle != IdleType::NewlyIdle {
             let designated = local_group
                 .iter()
-                .find(|&c| view.idle(c))
+                .find(|&c| self.idle_at(view, c))
                 .or_else(|| local_group.first())
                 .unwrap_or(dst);
             if designated != dst {
@@ -385,15 +487,27 @@ impl CfsBalancer {
                     Mode::Tasks(((local.idle_cpus - bg.idle_cpus) / 2).max(1))
                 }
             };
-            // find_busiest_queue: the CPU of that group with the most to give.
+            // find_busiest_queue: the CPU of that group with the most to give. A CPU whose
+            // one task is running can be the busiest: nothing can be detached from it, so
+            // the pass fails (and repeated failures end in an active balance), as in the
+            // kernel; when moving load, such a CPU is skipped if its task alone outweighs
+            // the imbalance.
             let src = sd.groups[b]
                 .iter()
                 .filter(|&c| {
-                    view.nr_runnable(c) > 1 || (view.nr_runnable(c) == 1 && view.curr(c).is_none())
+                    let n = self.nr_at(view, c);
+                    if n > 1 || (n == 1 && view.curr(c).is_none()) {
+                        return true;
+                    }
+                    let lone_running = n == 1 && view.curr(c).is_some();
+                    match mode {
+                        Mode::Tasks(_) => lone_running,
+                        Mode::Load(imb) => lone_running && self.load_at(view, c) <= imb,
+                    }
                 })
                 .max_by_key(|&c| match mode {
-                    Mode::Load(_) => (view.cpu_load(c), view.nr_runnable(c) as u64),
-                    Mode::Tasks(_) => (view.nr_runnable(c) as u64, view.cpu_load(c)),
+                    Mode::Load(_) => (self.load_at(view, c), self.nr_at(view, c) as u64),
+                    Mode::Tasks(_) => (self.nr_at(view, c) as u64, self.load_at(view, c)),
                 })?;
             Some((src, mode))
         })();
@@ -417,10 +531,22 @@ impl CfsBalancer {
             Mode::Load(l) => l,
             Mode::Tasks(_) => u64::MAX,
         };
-        let queued: Vec<TaskId> = view.queued(src).collect();
+        // The source's queue as earlier passes of this call left it: minus what they took,
+        // plus what they gave it. The kernel walks `cfs_tasks` from its tail: the task picked
+        // least recently first (a picked task moves to the head), i.e. the coldest.
+        let here = |t: TaskId| planned_cpu(out, t).is_none_or(|c| c == src);
+        let mut queued: Vec<TaskId> = view.queued(src).filter(|&t| here(t)).collect();
+        queued.extend(
+            out.migrations
+                .iter()
+                .filter(|m| m.to == src && planned_cpu(out, m.task) == Some(src))
+                .map(|m| m.task),
+        );
+        queued.sort_by_key(|&t| (view.exec_start(t), t));
+        queued.dedup();
         let mut examined = 0u64;
-        let mut src_runnable = view.nr_runnable(src);
-        for &t in queued.iter().rev() {
+        let mut src_runnable = self.nr_at(view, src);
+        for &t in queued.iter() {
             if examined >= self.nr_migrate as u64 || tasks_left == 0 || load_left == 0 {
                 break;
             }
@@ -428,14 +554,11 @@ impl CfsBalancer {
             if view.is_delayed(t) || !view.allowed(t).contains(dst) {
                 continue;
             }
-            if out.migrations.iter().any(|m| m.task == t) {
-                continue;
-            }
             // Never empty the source when pulling for an idle CPU.
             if src_runnable <= 1 {
                 break;
             }
-            let hot = self.task_hot(t, sd, view);
+            let hot = self.task_hot(t, dst, sd, view);
             if hot && st_failed <= sd.cache_nice_tries {
                 continue;
             }
@@ -453,6 +576,7 @@ impl CfsBalancer {
                 from: src,
                 to: dst,
             });
+            self.plan(t, src, dst, view);
             src_runnable -= 1;
             moved += 1;
             if idle == IdleType::NewlyIdle {
@@ -460,23 +584,76 @@ impl CfsBalancer {
             }
         }
         out.cost_ns += examined * view.profile().search.lb_per_task_ns;
-        let st = &mut self.state[dst][sd_idx];
+        let cache_nice_tries = sd.cache_nice_tries;
+        let mut kicked = false;
         if moved == 0 {
+            // Only periodic passes count: newidle balancing runs far too often and would make
+            // every task look movable (the kernel's rule since 2.6.37; none of our CFS eras
+            // counted newidle failures). A newidle pass may still escalate on the count the
+            // periodic passes left (§9.2).
             if idle != IdleType::NewlyIdle {
-                st.nr_balance_failed += 1;
+                self.state[dst][sd_idx].nr_balance_failed += 1;
+            }
+            let wants_active = match self.active_balance {
+                ActiveBalance::Off => false,
+                ActiveBalance::Failed => true,
+                ActiveBalance::FailedTasks => matches!(mode, Mode::Tasks(_)),
+            };
+            if wants_active
+                && self.state[dst][sd_idx].nr_balance_failed > cache_nice_tries + 2
+                && let Some(t) = Self::active_candidate(src, dst, view, out)
+            {
+                self.plan(t, src, dst, view);
+                out.active.push(Migration {
+                    task: t,
+                    from: src,
+                    to: dst,
+                });
+                // Kicked: leave the count where hot tasks stay movable but another active
+                // balance needs two more failures.
+                self.state[dst][sd_idx].nr_balance_failed = cache_nice_tries + 1;
+                kicked = true;
             }
         } else {
-            st.nr_balance_failed = 0;
+            self.state[dst][sd_idx].nr_balance_failed = 0;
         }
-        st.balance_interval_ms = sd.min_interval_ms;
+        if !kicked {
+            // We were unbalanced: balance again soon.
+            self.state[dst][sd_idx].balance_interval_ms = sd.min_interval_ms;
+        }
         moved
     }
 
-    fn task_hot(&self, t: TaskId, sd: &SchedDomain, view: &SchedView<'_>) -> bool {
+    /// The task the stopper on `src` would push to `dst`: the least recently run queued task
+    /// that may go there, else the running task (the classic case: one task running on the
+    /// busiest CPU). `None` when the running task may not go to `dst` (the kernel's
+    /// all-pinned exit) or `src` has nothing.
+    fn active_candidate(
+        src: CpuId,
+        dst: CpuId,
+        view: &SchedView<'_>,
+        out: &BalanceOut,
+    ) -> Option<TaskId> {
+        let taken = |t: TaskId| {
+            out.migrations.iter().any(|m| m.task == t) || out.active.iter().any(|m| m.task == t)
+        };
+        let curr = view.curr(src)?;
+        if !view.allowed(curr).contains(dst) {
+            return None;
+        }
+        view.queued(src)
+            .filter(|&t| !taken(t) && !view.is_delayed(t) && view.allowed(t).contains(dst))
+            .min_by_key(|&t| view.exec_start(t))
+            .or((!taken(curr)).then_some(curr))
+    }
+
+    fn task_hot(&self, t: TaskId, dst: CpuId, sd: &SchedDomain, view: &SchedView<'_>) -> bool {
         if sd.has(flags::SHARE_CPUCAPACITY) {
             return false;
         }
-        if self.cache_hot_buddy && view.is_buddy(t) {
+        // CACHE_HOT_BUDDY: a buddy counts as hot only when the destination has work of its
+        // own; an idle destination may take it.
+        if self.cache_hot_buddy && view.nr_running(dst) > 0 && view.is_buddy(t) {
             return true;
         }
         view.now().saturating_sub(view.exec_start(t)) < self.migration_cost_ns
@@ -493,11 +670,15 @@ impl Balancer for CfsBalancer {
         let idle = view.curr(cpu).is_none();
         self.rebalance_domains(cpu, idle, view, hints, out);
         // nohz: a busy CPU kicks balancing on behalf of the tickless idle CPUs.
-        if !idle && view.now() >= self.nohz_next && view.nr_running(cpu) >= 2 {
+        if !idle && view.now() >= self.nohz_next && self.nohz_kick_needed(cpu, view) {
             self.nohz_next = view.now() + self.tick_ns;
-            let idle_cpus: Vec<CpuId> = (0..view.nr_cpus()).filter(|&c| view.idle(c)).collect();
-            for c in idle_cpus {
-                self.rebalance_domains(c, true, view, hints, out);
+            // Each pass sees the moves of the previous ones (the overlay); a CPU that has
+            // just been given work is no longer idle and is skipped, as the kernel's
+            // nohz_idle_balance skips CPUs that stopped being idle.
+            for c in 0..view.nr_cpus() {
+                if self.idle_at(view, c) {
+                    self.rebalance_domains(c, true, view, hints, out);
+                }
             }
         }
     }

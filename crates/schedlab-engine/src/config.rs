@@ -123,6 +123,9 @@ pub struct Features {
     pub ttwu_pending_visible: bool,
     /// 5.10-era `BASE_SLICE`: slices are at least min_granularity.
     pub base_slice: bool,
+    /// 4.7+: a new task's initial utilisation is bounded by half the spare capacity of its
+    /// CPU (`post_init_entity_util_avg`); before, half a CPU wherever it lands.
+    pub util_init_bounded: bool,
 }
 
 impl Default for Features {
@@ -142,6 +145,7 @@ impl Default for Features {
             ttwu_queue: true,
             ttwu_pending_visible: true,
             base_slice: false,
+            util_init_bounded: true,
         }
     }
 }

@@ -29,6 +29,8 @@ pub struct Counters {
     pub migrations_wake: u64,
     /// Task migrations done by load balancing.
     pub migrations_balance: u64,
+    /// ... of which active balances (the stopper pushing a task, possibly the running one).
+    pub migrations_active: u64,
     /// Migrations by lowest domain level spanning source and destination (`SMT`, `MC`, ...).
     pub migrations_by_level: Vec<(String, u64)>,
     /// Context switches.
@@ -98,6 +100,7 @@ impl Default for Counters {
             forks: 0,
             migrations_wake: 0,
             migrations_balance: 0,
+            migrations_active: 0,
             migrations_by_level: Vec::new(),
             ctx_switches: 0,
             ctx_voluntary: 0,
@@ -168,9 +171,10 @@ impl Counters {
             .map(|(l, n)| format!("{l} {n}"))
             .collect();
         s.push_str(&format!(
-            "migrations: wakeup {}, balance {} [{}]\n",
+            "migrations: wakeup {}, balance {} (active {}) [{}]\n",
             self.migrations_wake,
             self.migrations_balance,
+            self.migrations_active,
             lv.join(", ")
         ));
         s.push_str(&format!(

@@ -39,6 +39,11 @@ use schedlab_trace::{PrevState, ThreadInfo, Trace, TraceEvent};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+// Active balancing (the stopper pushing a possibly running task), kept in its own module.
+mod active;
+// The initial utilisation of a forked task (post_init_entity_util_avg).
+mod util_init;
+
 /// Options of one run.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
@@ -804,6 +809,8 @@ impl Simulation {
         let flags = wake_flags::FORK;
         self.counters.forks += 1;
         let cpu = self.select_cpu(id, parent, prev, flags);
+        // Its initial utilisation depends on where it landed (sim/util_init.rs).
+        self.tasks[id].util.sum = self.initial_util_sum(id, cpu);
         // Attach the new task's initial load to its CPU.
         self.sync_cpu_pelt(cpu);
         let t = &mut self.tasks[id];
@@ -1400,6 +1407,7 @@ impl Simulation {
     fn run_balancer(&mut self, cpu: CpuId, newidle: bool) {
         let mut out = std::mem::take(&mut self.balance_out);
         out.migrations.clear();
+        out.active.clear();
         out.cost_ns = 0;
         out.passes = 0;
         {
@@ -1438,6 +1446,12 @@ impl Simulation {
             self.apply_migration(m.task, m.from, m.to);
         }
         out.migrations = migs;
+        // Active balances run after the ordinary moves (their own module: sim/active.rs).
+        let pushes = std::mem::take(&mut out.active);
+        for m in &pushes {
+            self.active_balance(m.task, m.from, m.to);
+        }
+        out.active = pushes;
         self.balance_out = out;
     }
 

@@ -176,6 +176,7 @@ impl Era {
             // enqueue (the window of benchmarks.md §1.5); fixed from 6.2.
             ttwu_pending_visible: !matches!(self, Era::V5_13 | Era::V6_0),
             base_slice: matches!(self, Era::V5_13 | Era::V6_0),
+            util_init_bounded: self >= Era::V4_9,
         }
     }
 

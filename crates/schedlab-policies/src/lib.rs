@@ -43,7 +43,7 @@ pub use linux::LinuxPolicy;
 pub use switches::{Provenance, Settings};
 pub use variant::{Variant, parse_variant};
 
-use schedlab_engine::balance::NewidleGate;
+use schedlab_engine::balance::{ActiveBalance, NewidleGate};
 use schedlab_engine::balance_o1::O1NodeBalancer;
 use schedlab_engine::policy::{PrevCpu, WakerCpu};
 use schedlab_engine::{Balancer, CfsBalancer, PlacementPolicy, SchedConfig};
@@ -101,6 +101,13 @@ pub fn build(variant: &str, _topo: &Topology, seed: u64) -> Result<Built, Policy
         b.cache_hot_buddy = config.features.cache_hot_buddy;
         b.nr_migrate = config.tunables.nr_migrate;
         b.sis_util = s.era >= Era::V6_0 && s.sis_util;
+        // need_active_balance: 5.10 limited the failure-count escalation to passes that move
+        // tasks (our nearest era: 5.13) [M].
+        b.active_balance = if s.era >= Era::V5_13 {
+            ActiveBalance::FailedTasks
+        } else {
+            ActiveBalance::Failed
+        };
         Box::new(b)
     };
     let policy: Box<dyn PlacementPolicy> = match r.target {

@@ -1,0 +1,68 @@
+//! Fork placement with the bounded initial utilisation of a new task (4.7+,
+//! `post_init_entity_util_avg`): children that sleep at once still leave a utilisation
+//! footprint below the CPU's capacity, so `find_idlest_group` (ties on idle CPUs broken by
+//! utilisation) keeps choosing the least used core and forks spread. With an unbounded
+//! initial utilisation every core that received two children saturated at its capacity, the
+//! ties became exact and every later fork went to the first core (239 of 320 hackbench
+//! children on one CPU).
+
+use schedlab_engine::{MachineProfile, Op, SimOptions, Simulation, TaskSpec, Workload};
+use schedlab_policies::build;
+use schedlab_trace::TraceEvent;
+use std::sync::Arc;
+
+#[test]
+fn sleeping_children_spread_over_the_cores_of_the_parents_node() {
+    let topo = Arc::new(schedlab_topo::preset("westmere-2s20c").unwrap());
+    let n = 120u32;
+    let mut w = Workload::new("forks");
+    let barrier = w.barrier(n + 1);
+    let child = w.spec(TaskSpec::new("child", vec![Op::Barrier(barrier)]));
+    w.spawn(TaskSpec::new(
+        "parent",
+        vec![
+            Op::Loop(n as u64),
+            Op::Fork(child),
+            Op::EndLoop,
+            Op::Barrier(barrier),
+            Op::WaitChildren,
+        ],
+    ));
+    let b = build("linux-6.6", &topo, 1).unwrap();
+    let mut sim = Simulation::new(
+        topo.clone(),
+        MachineProfile::default(),
+        b.config,
+        b.policy,
+        b.balancer,
+        w,
+        SimOptions {
+            trace: true,
+            check_invariants: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    sim.run();
+    let trace = sim.take_trace().unwrap();
+    let mut per_cpu = vec![0u32; topo.nr_cpus()];
+    for e in &trace.events {
+        if let TraceEvent::WakeupNew { target_cpu, .. } = e {
+            per_cpu[*target_cpu as usize] += 1;
+        }
+    }
+    // The parent runs on node 0; look at the children placed there.
+    let node0: Vec<u32> = (0..topo.nr_cpus())
+        .filter(|&c| topo.cpu(c).node == 0)
+        .map(|c| per_cpu[c])
+        .collect();
+    let total: u32 = node0.iter().sum();
+    let used = node0.iter().filter(|&&x| x > 0).count() as u32;
+    let max = *node0.iter().max().unwrap();
+    assert!(total >= 20, "only {total} children on node 0: {per_cpu:?}");
+    assert!(used >= 8, "node 0 children on {used} CPUs: {per_cpu:?}");
+    assert!(
+        max <= 2 * total.div_ceil(used),
+        "one CPU of node 0 got {max} of {total} children: {per_cpu:?}"
+    );
+}
