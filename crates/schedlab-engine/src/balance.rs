@@ -188,6 +188,8 @@ pub struct CfsBalancer {
     planned: Vec<Planned>,
     planned_dirty: bool,
     nohz_next: Time,
+    /// Reused `detach_tasks` candidate list (no allocation per balance pass).
+    detach_scratch: Vec<(Time, TaskId)>,
 }
 
 impl CfsBalancer {
@@ -205,6 +207,7 @@ impl CfsBalancer {
             planned: Vec::new(),
             planned_dirty: false,
             nohz_next: 0,
+            detach_scratch: Vec::new(),
         }
     }
 
@@ -535,18 +538,32 @@ impl CfsBalancer {
         // plus what they gave it. The kernel walks `cfs_tasks` from its tail: the task picked
         // least recently first (a picked task moves to the head), i.e. the coldest.
         let here = |t: TaskId| planned_cpu(out, t).is_none_or(|c| c == src);
-        let mut queued: Vec<TaskId> = view.queued(src).filter(|&t| here(t)).collect();
+        let limit = (self.nr_migrate as usize).max(1);
+        let mut queued = std::mem::take(&mut self.detach_scratch);
+        queued.clear();
         queued.extend(
-            out.migrations
-                .iter()
-                .filter(|m| m.to == src && planned_cpu(out, m.task) == Some(src))
-                .map(|m| m.task),
+            view.queued_coldest(src)
+                .filter(|&t| here(t))
+                .take(limit)
+                .map(|t| (view.exec_start(t), t)),
         );
-        queued.sort_by_key(|&t| (view.exec_start(t), t));
-        queued.dedup();
+        // Tasks given to `src` by earlier passes of this call (not yet in its queue).
+        for m in &out.migrations {
+            let t = m.task;
+            if m.to == src
+                && view.task_cpu(t) != src
+                && planned_cpu(out, t) == Some(src)
+                && !queued.iter().any(|&(_, q)| q == t)
+            {
+                queued.push((view.exec_start(t), t));
+            }
+        }
+        // Only the `nr_migrate` coldest can be examined (thousands may be queued).
+        queued.sort_unstable();
+        queued.truncate(limit);
         let mut examined = 0u64;
         let mut src_runnable = self.nr_at(view, src);
-        for &t in queued.iter() {
+        for &(_, t) in queued.iter() {
             if examined >= self.nr_migrate as u64 || tasks_left == 0 || load_left == 0 {
                 break;
             }
@@ -583,6 +600,7 @@ impl CfsBalancer {
                 break;
             }
         }
+        self.detach_scratch = queued;
         out.cost_ns += examined * view.profile().search.lb_per_task_ns;
         let cache_nice_tries = sd.cache_nice_tries;
         let mut kicked = false;
@@ -641,9 +659,8 @@ impl CfsBalancer {
         if !view.allowed(curr).contains(dst) {
             return None;
         }
-        view.queued(src)
-            .filter(|&t| !taken(t) && !view.is_delayed(t) && view.allowed(t).contains(dst))
-            .min_by_key(|&t| view.exec_start(t))
+        view.queued_coldest(src)
+            .find(|&t| !taken(t) && !view.is_delayed(t) && view.allowed(t).contains(dst))
             .or((!taken(curr)).then_some(curr))
     }
 

@@ -29,6 +29,10 @@ pub const NICE_0_LOAD: u64 = 1024;
 pub struct RunQueue {
     /// Queued tasks by key (vruntime, deadline or O(1) priority/sequence).
     pub tree: RqTree,
+    /// The same tasks, least recently run first (`exec_start`, then id): the order in which
+    /// the kernel's `detach_tasks` walks `cfs_tasks` from its tail, so a balance pass reads
+    /// its few candidates from the front instead of sorting the whole queue.
+    pub lru: RqTree,
     /// Monotonic reference vruntime (`min_vruntime`; EEVDF: the zero-lag point reference).
     pub min_vruntime: i64,
     /// EEVDF: Σ w·(v − min_vruntime) over queued tasks.
@@ -45,59 +49,133 @@ pub struct RunQueue {
 
 /// The ordered set of queued `(key, task)` pairs: the kernel's rbtree.
 ///
-/// A sorted vector, not a `BTreeSet`: runqueues hold a handful of tasks almost always, where a
-/// binary search plus a short `memmove` beats tree nodes (no allocation per insert, one cache
-/// line for the leftmost entry); even hundreds of queued tasks per CPU stay cheap.
-#[derive(Clone, Debug, Default)]
+/// Two representations: a sorted vector while short (the usual handful of queued tasks,
+/// where a binary search and a small move beat tree nodes and allocate nothing), a B-tree
+/// once long (a fork storm can queue thousands on one CPU, and every removal from a vector
+/// that size moves the whole array). The switch has hysteresis so a queue hovering at the
+/// threshold does not convert back and forth.
+#[derive(Clone, Debug)]
 pub struct RqTree {
-    entries: Vec<(i64, TaskId)>,
+    repr: Repr,
+}
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Short(Vec<(i64, TaskId)>),
+    Long(std::collections::BTreeSet<(i64, TaskId)>),
+}
+
+/// Entries above which a short queue becomes a B-tree.
+const RQ_LONG: usize = 64;
+/// Entries below which a long queue goes back to a vector.
+const RQ_SHORT: usize = 16;
+
+impl Default for RqTree {
+    fn default() -> Self {
+        RqTree {
+            repr: Repr::Short(Vec::new()),
+        }
+    }
+}
+
+/// Iterator over an [`RqTree`] in key order (either representation).
+pub enum RqIter<'a> {
+    /// Over the vector.
+    Short(std::slice::Iter<'a, (i64, TaskId)>),
+    /// Over the B-tree.
+    Long(std::collections::btree_set::Iter<'a, (i64, TaskId)>),
+}
+
+impl<'a> Iterator for RqIter<'a> {
+    type Item = &'a (i64, TaskId);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            RqIter::Short(i) => i.next(),
+            RqIter::Long(i) => i.next(),
+        }
+    }
+}
+
+impl DoubleEndedIterator for RqIter<'_> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            RqIter::Short(i) => i.next_back(),
+            RqIter::Long(i) => i.next_back(),
+        }
+    }
 }
 
 impl RqTree {
     /// Adds an entry; returns false if it was already present.
     pub fn insert(&mut self, e: (i64, TaskId)) -> bool {
-        match self.entries.binary_search(&e) {
-            Ok(_) => false,
-            Err(i) => {
-                self.entries.insert(i, e);
-                true
-            }
+        match &mut self.repr {
+            Repr::Short(v) => match v.binary_search(&e) {
+                Ok(_) => false,
+                Err(i) => {
+                    v.insert(i, e);
+                    if v.len() > RQ_LONG {
+                        self.repr = Repr::Long(std::mem::take(v).into_iter().collect());
+                    }
+                    true
+                }
+            },
+            Repr::Long(b) => b.insert(e),
         }
     }
 
     /// Removes an entry; returns whether it was present.
     pub fn remove(&mut self, e: &(i64, TaskId)) -> bool {
-        match self.entries.binary_search(e) {
-            Ok(i) => {
-                self.entries.remove(i);
-                true
+        match &mut self.repr {
+            Repr::Short(v) => match v.binary_search(e) {
+                Ok(i) => {
+                    v.remove(i);
+                    true
+                }
+                Err(_) => false,
+            },
+            Repr::Long(b) => {
+                let removed = b.remove(e);
+                if b.len() < RQ_SHORT {
+                    self.repr = Repr::Short(std::mem::take(b).into_iter().collect());
+                }
+                removed
             }
-            Err(_) => false,
         }
     }
 
     /// The leftmost (smallest key) entry.
     #[inline]
     pub fn first(&self) -> Option<&(i64, TaskId)> {
-        self.entries.first()
+        match &self.repr {
+            Repr::Short(v) => v.first(),
+            Repr::Long(b) => b.first(),
+        }
     }
 
     /// Entries in key order.
     #[inline]
-    pub fn iter(&self) -> std::slice::Iter<'_, (i64, TaskId)> {
-        self.entries.iter()
+    pub fn iter(&self) -> RqIter<'_> {
+        match &self.repr {
+            Repr::Short(v) => RqIter::Short(v.iter()),
+            Repr::Long(b) => RqIter::Long(b.iter()),
+        }
     }
 
     /// Number of queued entries.
     #[inline]
     pub fn len(&self) -> usize {
-        self.entries.len()
+        match &self.repr {
+            Repr::Short(v) => v.len(),
+            Repr::Long(b) => b.len(),
+        }
     }
 
     /// Whether nothing is queued.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 }
 
@@ -134,8 +212,11 @@ impl Simulation {
         }
         let key = self.key_of(t);
         let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);
+        let lru_key = (self.tasks[t].exec_start as i64, t);
+        self.tasks[t].lru_key = lru_key;
         let rq = &mut self.cpus[cpu].rq;
         rq.tree.insert((key, t));
+        rq.lru.insert(lru_key);
         if self.cfg.class == ClassKind::Eevdf {
             rq.avg_vruntime += (v - rq.min_vruntime) as i128 * w as i128;
             rq.avg_load += w;
@@ -146,9 +227,12 @@ impl Simulation {
     pub(crate) fn rq_remove(&mut self, cpu: CpuId, t: TaskId) {
         let key = self.key_of(t);
         let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);
+        let lru_key = self.tasks[t].lru_key;
         let rq = &mut self.cpus[cpu].rq;
         let removed = rq.tree.remove(&(key, t));
         debug_assert!(removed, "task {t} not in rq of cpu {cpu}");
+        let removed = rq.lru.remove(&lru_key);
+        debug_assert!(removed, "task {t} not in the lru of cpu {cpu}");
         if self.cfg.class == ClassKind::Eevdf {
             rq.avg_vruntime -= (v - rq.min_vruntime) as i128 * w as i128;
             rq.avg_load -= w;
@@ -565,4 +649,42 @@ pub fn o1_timeslice(base_ns: u64, nice: i32) -> u64 {
     let max = 2 * base_ns;
     let static_prio = 120 + nice.clamp(-20, 19);
     min + (max - min) * (139 - static_prio) as u64 / 39
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RqTree;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        /// Across both representations and the switches between them, the runqueue behaves
+        /// exactly like an ordered set.
+        #[test]
+        fn rq_tree_is_an_ordered_set(ops in prop::collection::vec((any::<bool>(), 0i64..120, 0usize..3), 1..600)) {
+            let mut rq = RqTree::default();
+            let mut set = BTreeSet::new();
+            for (insert, key, t) in ops {
+                let e = (key, t);
+                if insert {
+                    prop_assert_eq!(rq.insert(e), set.insert(e));
+                } else {
+                    prop_assert_eq!(rq.remove(&e), set.remove(&e));
+                }
+                prop_assert_eq!(rq.len(), set.len());
+                prop_assert_eq!(rq.first(), set.first());
+                prop_assert!(rq.iter().eq(set.iter()));
+                prop_assert!(rq.iter().rev().eq(set.iter().rev()));
+            }
+            // Drain (the long form turns short again on the way down).
+            let all: Vec<_> = set.iter().copied().collect();
+            for e in all {
+                prop_assert!(rq.remove(&e));
+                set.remove(&e);
+                prop_assert_eq!(rq.first(), set.first());
+                prop_assert!(rq.iter().eq(set.iter()));
+            }
+            prop_assert!(rq.is_empty());
+        }
+    }
 }

@@ -476,6 +476,10 @@ impl<'a> SchedView<'a> {
     pub fn queued(&self, cpu: CpuId) -> impl Iterator<Item = TaskId> + '_ {
         self.cpus[cpu].rq.tree.iter().map(|&(_, t)| t)
     }
+    /// Tasks queued on `cpu`, least recently run first (`cfs_tasks` walked from its tail).
+    pub fn queued_coldest(&self, cpu: CpuId) -> impl Iterator<Item = TaskId> + '_ {
+        self.cpus[cpu].rq.lru.iter().map(|&(_, t)| t)
+    }
     /// When a task last started running (`exec_start`, for task_hot).
     pub fn exec_start(&self, t: TaskId) -> Time {
         self.tasks[t].exec_start

@@ -737,6 +737,7 @@ impl Simulation {
             sum_exec: 0,
             prev_sum_exec: 0,
             exec_start: self.now,
+            lru_key: (0, 0),
             custom_slice: spec.slice_ns,
             o1_prio: 120 + nice,
             o1_timeslice_left: 0,
@@ -2364,6 +2365,16 @@ impl Simulation {
             });
             if !keys_sorted {
                 return Err(format!("cpu {c}: runqueue key out of date"));
+            }
+            let rq = &self.cpus[c].rq;
+            if rq.lru.len() != rq.tree.len()
+                || rq.lru.iter().any(|&(k, t)| {
+                    k != self.tasks[t].exec_start as i64 || !rq.tree.iter().any(|&(_, x)| x == t)
+                })
+            {
+                return Err(format!(
+                    "cpu {c}: cfs_tasks order differs from the runqueue"
+                ));
             }
             // The segment timer: a running CPU's segment end is armed (or it would never be
             // handled), and the CPU's slot never holds a key later than the live one.
