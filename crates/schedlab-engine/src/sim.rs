@@ -246,19 +246,42 @@ struct ByDistance {
     cross_node: f64,
 }
 
-impl ByDistance {
-    /// The cost between CPUs `a` and `b` (cross-node scaled by the node distance / 20).
-    fn between(&self, topo: &Topology, a: CpuId, b: CpuId) -> f64 {
+/// How far apart two CPUs are, for the per-distance costs.
+#[derive(Clone, Copy)]
+enum Distance {
+    Same,
+    Smt,
+    Llc,
+    CrossLlc,
+    /// Another node, at this SLIT distance.
+    CrossNode(f64),
+}
+
+impl Distance {
+    fn of(topo: &Topology, a: CpuId, b: CpuId) -> Distance {
         if a == b {
-            self.same
+            Distance::Same
         } else if topo.cpus_share_core(a, b) {
-            self.smt
+            Distance::Smt
         } else if topo.cpus_share_cache(a, b) {
-            self.llc
+            Distance::Llc
         } else if topo.cpu(a).node == topo.cpu(b).node {
-            self.cross_llc
+            Distance::CrossLlc
         } else {
-            self.cross_node * topo.cpu_distance(a, b) as f64 / 20.0
+            Distance::CrossNode(topo.cpu_distance(a, b) as f64)
+        }
+    }
+}
+
+impl ByDistance {
+    /// The cost at distance `d` (cross-node scaled by the node distance / 20).
+    fn at(&self, d: Distance) -> f64 {
+        match d {
+            Distance::Same => self.same,
+            Distance::Smt => self.smt,
+            Distance::Llc => self.llc,
+            Distance::CrossLlc => self.cross_llc,
+            Distance::CrossNode(slit) => self.cross_node * slit / 20.0,
         }
     }
 }
@@ -1299,7 +1322,8 @@ impl Simulation {
         } else if self.topo.cpus_share_core(last, cpu) {
             hot * c.refetch_smt_ns + (1.0 - hot) * c.refetch_llc_ns
         } else {
-            self.refetch_per_line().between(&self.topo, last, cpu)
+            self.refetch_per_line()
+                .at(Distance::of(&self.topo, last, cpu))
         };
         lines * per_line
     }
@@ -1894,8 +1918,8 @@ impl Simulation {
                         self.tasks[t].pc += 1;
                         self.tasks[t].last_recv_bytes = msg.bytes;
                         let tr = &self.profile.transfer;
-                        let meta = self.refetch_per_line().between(&self.topo, msg.cpu, cpu)
-                            * tr.message_lines;
+                        let d = Distance::of(&self.topo, msg.cpu, cpu);
+                        let meta = self.refetch_per_line().at(d) * tr.message_lines;
                         let extra = ByDistance {
                             same: tr.same_cpu_ns_per_byte,
                             smt: tr.smt_ns_per_byte,
@@ -1903,7 +1927,7 @@ impl Simulation {
                             cross_llc: tr.cross_llc_ns_per_byte,
                             cross_node: tr.cross_node_ns_per_byte,
                         }
-                        .between(&self.topo, msg.cpu, cpu)
+                        .at(d)
                             * msg.bytes as f64
                             + meta;
                         self.counters.transfer_cost_ns += extra as u64;
