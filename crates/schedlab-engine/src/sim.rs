@@ -2391,10 +2391,15 @@ impl Simulation {
                 return Err(format!("cpu {c}: runqueue key out of date"));
             }
             let rq = &self.cpus[c].rq;
-            if rq.lru.len() != rq.tree.len()
-                || rq.lru.iter().any(|&(k, t)| {
-                    k != self.tasks[t].exec_start as i64 || !rq.tree.iter().any(|&(_, x)| x == t)
-                })
+            let mut in_tree: Vec<TaskId> = rq.tree.iter().map(|&(_, t)| t).collect();
+            let mut in_lru: Vec<TaskId> = rq.lru.iter().map(|&(_, t)| t).collect();
+            in_tree.sort_unstable();
+            in_lru.sort_unstable();
+            if in_tree != in_lru
+                || rq
+                    .lru
+                    .iter()
+                    .any(|&(k, t)| k != self.tasks[t].exec_start as i64)
             {
                 return Err(format!(
                     "cpu {c}: cfs_tasks order differs from the runqueue"
