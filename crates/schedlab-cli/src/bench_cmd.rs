@@ -1,11 +1,12 @@
 //! `schedlab bench`: the simulator's own speed on fixed scenarios (events/s, context
-//! switches/s, simulated seconds per wall second, peak heap). Figures, not pass/fail: compare
-//! ratios measured in one run.
+//! switches/s, simulated seconds per wall second, peak heap), each next to the issue-3 target it
+//! is held to. Figures, not a test: on a shared machine, compare ratios measured in one run, and
+//! use `--repeat` to take the best of several (noise only ever slows a run down).
 
 use crate::alloc;
 use anyhow::Result;
 use clap::Args;
-use schedlab_engine::bench::{Scenario, hackbench_400, scenarios};
+use schedlab_engine::bench::{Scenario, Target, hackbench_400, scenarios};
 use schedlab_engine::{MachineProfile, SimOptions, Simulation};
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,7 +14,7 @@ use std::time::Instant;
 /// Options of `schedlab bench`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  schedlab bench\n  schedlab bench --only pairs64\n  schedlab bench --large"
+    after_help = "Examples:\n  schedlab bench\n  schedlab bench --only pairs64 --repeat 5\n  schedlab bench --large --only 400"
 )]
 pub struct BenchArgs {
     /// Only scenarios whose name contains this text.
@@ -25,6 +26,21 @@ pub struct BenchArgs {
     /// Policy variant to place wakeups with.
     #[arg(long, short = 'v', default_value = "linux-6.6")]
     variant: String,
+    /// Runs per scenario; the fastest (least CPU time) is reported. Every run simulates the
+    /// same thing, so the spread is the machine's noise.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
+}
+
+/// One measured run.
+struct Measured {
+    cpu_s: f64,
+    wall_s: f64,
+    peak_mib: f64,
+    events: u64,
+    ctx_switches: u64,
+    elapsed_ns: u64,
+    end: String,
 }
 
 /// Runs the benchmark scenarios and prints one line each.
@@ -38,53 +54,88 @@ pub fn run(args: BenchArgs) -> Result<()> {
         anyhow::ensure!(!list.is_empty(), "no scenario name contains '{f}'");
     }
     println!(
-        "{:<26} {:>12} {:>14} {:>14} {:>12} {:>10}  about",
-        "scenario", "events", "events/s", "ctx switch/s", "sim s/s", "peak MiB"
+        "{:<24} {:>10} {:>8} {:>14} {:>13} {:>9} {:>8}  {:<18} about",
+        "scenario", "events", "CPU s", "events/s", "ctx switch/s", "sim s/s", "peak MiB", "target"
     );
     println!(
-        "(rates per second of this thread's CPU time, which a busy shared machine does not distort; wall time in brackets)"
+        "(rates per second of this thread's CPU time, which a busy shared machine distorts less than wall time; best of {} run(s); wall time in brackets)",
+        args.repeat
     );
     for s in list {
-        let Scenario {
-            name,
-            about,
-            topo,
-            workload,
-        } = s;
-        let built = schedlab_policies::build(&args.variant, &topo, 1)?;
-        let base = alloc::reset_peak();
-        let t0 = Instant::now();
-        let c0 = thread_cpu_s();
-        let mut sim = Simulation::new(
-            Arc::new(topo),
-            MachineProfile::default(),
-            built.config,
-            built.policy,
-            built.balancer,
-            workload,
-            SimOptions {
-                seed: 1,
-                ..Default::default()
-            },
-        )
-        .map_err(anyhow::Error::msg)?;
-        let end = sim.run();
-        let wall = t0.elapsed().as_secs_f64();
-        let cpu = thread_cpu_s() - c0;
-        let c = sim.counters();
-        let peak = alloc::peak().saturating_sub(base) as f64 / (1024.0 * 1024.0);
+        let mut best: Option<Measured> = None;
+        for _ in 0..args.repeat {
+            let m = measure(&s, &args.variant)?;
+            if best.as_ref().is_none_or(|b| m.cpu_s < b.cpu_s) {
+                best = Some(m);
+            }
+        }
+        let Some(m) = best else { continue };
+        let events_per_s = m.events as f64 / m.cpu_s;
+        let target = match s.target {
+            None => "-".to_string(),
+            Some(Target::EventsPerSec(min)) => format!(
+                ">= {} ({})",
+                rate(min, "").trim_end(),
+                if events_per_s >= min { "met" } else { "missed" }
+            ),
+            Some(Target::CpuSecondsBelow(max)) => format!(
+                "< {max:.0} s ({})",
+                if m.cpu_s < max { "met" } else { "missed" }
+            ),
+        };
         println!(
-            "{:<26} {:>12} {:>14} {:>14} {:>12.3} {:>10.1}  {about} [{end:?}, {wall:.2} s wall]",
-            name,
-            c.events,
-            rate(c.events as f64 / cpu, "events/s"),
-            rate(c.ctx_switches as f64 / cpu, "/s"),
-            c.elapsed_ns as f64 / 1e9 / cpu,
-            peak,
+            "{:<24} {:>10} {:>8.2} {:>14} {:>13} {:>9.3} {:>8.1}  {:<18} {} [{}, {:.2} s wall]",
+            s.name,
+            m.events,
+            m.cpu_s,
+            rate(events_per_s, "events/s"),
+            rate(m.ctx_switches as f64 / m.cpu_s, "/s"),
+            m.elapsed_ns as f64 / 1e9 / m.cpu_s,
+            m.peak_mib,
+            target,
+            s.about,
+            m.end,
+            m.wall_s,
         );
-        drop(sim);
     }
     Ok(())
+}
+
+/// Builds and runs one scenario, measuring CPU and wall time and the peak heap.
+fn measure(s: &Scenario, variant: &str) -> Result<Measured> {
+    let built = schedlab_policies::build(variant, &s.topo, 1)?;
+    let (topo, workload) = (Arc::new(s.topo.clone()), s.workload.clone());
+    let base = alloc::reset_peak();
+    let t0 = Instant::now();
+    let c0 = thread_cpu_s();
+    let mut sim = Simulation::new(
+        topo,
+        MachineProfile::default(),
+        built.config,
+        built.policy,
+        built.balancer,
+        workload,
+        SimOptions {
+            seed: 1,
+            ..Default::default()
+        },
+    )
+    .map_err(anyhow::Error::msg)?;
+    let end = sim.run();
+    let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_s = thread_cpu_s() - c0;
+    let c = sim.counters();
+    let m = Measured {
+        cpu_s,
+        wall_s,
+        peak_mib: alloc::peak().saturating_sub(base) as f64 / (1024.0 * 1024.0),
+        events: c.events,
+        ctx_switches: c.ctx_switches,
+        elapsed_ns: c.elapsed_ns,
+        end: format!("{end:?}"),
+    };
+    drop(sim);
+    Ok(m)
 }
 
 /// CPU time of the calling thread, s (wall time would count other processes on a shared box).

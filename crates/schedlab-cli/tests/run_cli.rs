@@ -199,3 +199,31 @@ fn host_check_prints_both_sides_with_errors() {
     // Without a capture the host side has no counters, said so explicitly.
     assert!(text.contains("n/a"));
 }
+
+#[test]
+fn bench_prints_rates_next_to_their_targets() {
+    let out = schedlab()
+        .args(["bench", "--only", "pipe-pair", "--repeat", "2"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("best of 2 run(s)"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("pipe-pair-2cpu"))
+        .unwrap_or_else(|| panic!("no pipe-pair line in {out}"));
+    assert!(line.contains("M events/s"), "{line}");
+    assert!(
+        line.contains(">= 10.0 M (met)") || line.contains(">= 10.0 M (missed)"),
+        "{line}"
+    );
+    assert!(line.contains("[AllExited,"), "{line}");
+    schedlab()
+        .args(["bench", "--only", "no-such-scenario"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no scenario name contains"));
+}

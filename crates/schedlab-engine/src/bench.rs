@@ -21,7 +21,21 @@ pub struct Scenario {
     pub topo: Topology,
     /// The workload.
     pub workload: Workload,
+    /// The speed target of issue 3 this scenario is held to, if any.
+    pub target: Option<Target>,
 }
+
+/// A speed target, measured on one core of the development machine (thread CPU time).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Target {
+    /// At least this many events per CPU second (the small scenarios: 10 M).
+    EventsPerSec(f64),
+    /// The whole run in under this many CPU seconds (hackbench 400 x 400: 20 s).
+    CpuSecondsBelow(f64),
+}
+
+/// Target of the small scenarios (issue 3: one pipe pair, 16/32/64 pairs on 16 CPUs).
+const SMALL: Option<Target> = Some(Target::EventsPerSec(10e6));
 
 /// `n` ping-pong pairs over pipes, each side computing `burst_ns` per message, running for
 /// `duration_ns` (or `loops` round trips when `duration_ns` is None).
@@ -108,42 +122,49 @@ pub fn scenarios() -> Vec<Scenario> {
             about: "one pipe ping-pong pair on 2 CPUs, 200k round trips",
             topo: regular(1, 1, 2, 1),
             workload: pingpong_pairs(1, 0, 200_000, None),
+            target: SMALL,
         },
         Scenario {
             name: "pairs16-16cpu",
             about: "16 ping-pong pairs, 10 us bursts, 16 CPUs, 1 simulated s",
             topo: regular(1, 1, 8, 2),
             workload: pingpong_pairs(16, 10_000, u64::MAX, Some(NSEC_PER_SEC)),
+            target: SMALL,
         },
         Scenario {
             name: "pairs32-16cpu",
             about: "32 ping-pong pairs, 10 us bursts, 16 CPUs, 1 simulated s",
             topo: regular(1, 1, 8, 2),
             workload: pingpong_pairs(32, 10_000, u64::MAX, Some(NSEC_PER_SEC)),
+            target: SMALL,
         },
         Scenario {
             name: "pairs64-16cpu",
             about: "64 ping-pong pairs, 10 us bursts, 16 CPUs, 1 simulated s",
             topo: regular(1, 1, 8, 2),
             workload: pingpong_pairs(64, 10_000, u64::MAX, Some(NSEC_PER_SEC)),
+            target: SMALL,
         },
         Scenario {
             name: "pairs100-48cpu",
             about: "100 ping-pong pairs, 10 us bursts, 2x12c SMT-2, 0.5 simulated s",
             topo: regular(2, 1, 12, 2),
             workload: pingpong_pairs(100, 10_000, u64::MAX, Some(NSEC_PER_SEC / 2)),
+            target: None,
         },
         Scenario {
             name: "hackbench-80cpu",
             about: "hackbench-like all-to-all, 40 groups x 100 loops, 4x10c SMT-2",
             topo: regular(4, 1, 10, 2),
             workload: hackbench_like(40, 100),
+            target: None,
         },
         Scenario {
             name: "pairs1000-256cpu",
             about: "1000 ping-pong pairs, 10 us bursts, 2x64c SMT-2 (LLC of 8 cores), 0.2 simulated s",
             topo: regular(2, 8, 8, 2),
             workload: pingpong_pairs(1000, 10_000, u64::MAX, Some(NSEC_PER_SEC / 5)),
+            target: None,
         },
     ]
 }
@@ -155,5 +176,6 @@ pub fn hackbench_400() -> Scenario {
         about: "hackbench-like 400 groups x 400 loops on 4x10c SMT-2 (64 M messages)",
         topo: regular(4, 1, 10, 2),
         workload: hackbench_like(400, 400),
+        target: Some(Target::CpuSecondsBelow(20.0)),
     }
 }
