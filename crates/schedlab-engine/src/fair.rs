@@ -209,6 +209,17 @@ impl Simulation {
         if self.cfg.class == ClassKind::O1 {
             self.cpus[cpu].rq.seq += 1;
             self.tasks[t].o1_seq = self.cpus[cpu].rq.seq;
+            // O(1) timeslice expiry (`scheduler_tick`): the task is requeued behind its
+            // priority level with a new timeslice and priority. Without the refill a
+            // CPU-bound task kept 0 left, was preempted at every tick, and every queued
+            // task looked cache-hot to the O(1) balancer.
+            let base = self.cfg.tunables.o1_timeslice_ns;
+            let task = &mut self.tasks[t];
+            if task.o1_timeslice_left == 0 {
+                task.o1_timeslice_left = o1_timeslice(base, task.nice);
+                let bonus = ((task.o1_sleep_avg * 10.0).round() as i32 - 5).clamp(-5, 5);
+                task.o1_prio = 120 + task.nice - bonus;
+            }
         }
         let key = self.key_of(t);
         let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);

@@ -777,6 +777,7 @@ impl Simulation {
             ws_bytes: spec.ws_bytes,
             mem_intensity: spec.mem_intensity,
             home_node: spec.home_node,
+            user_ns: 0.0,
             last_ran_cpu: None,
             last_ran_end: self.now,
             seg_left: 0.0,
@@ -1259,6 +1260,8 @@ impl Simulation {
             let refetch = self.refetch_cost(next, cpu);
             overhead += refetch;
             self.counters.refetch_cost_ns += refetch as u64;
+            // User/system split: refetching one's own working set stalls user code.
+            self.tasks[next].user_ns += refetch;
         }
         self.cpus[cpu].prev_mm = Some(self.tasks[next].mm);
         // Run delay and wakeup latency.
@@ -1807,6 +1810,8 @@ impl Simulation {
                 self.leave_runnable(cpu, t);
                 self.tasks[t].state = TaskState::Waking(target);
                 self.schedule(cpu, Some(PrevState::Runnable));
+                // The exec replaced the image: no old working set to refetch on `target`.
+                self.tasks[t].last_ran_cpu = None;
                 self.migrate_task(t, target, false);
                 self.cpus[target].pending += 1;
                 self.enqueue_arrival(t, target, wake_flags::EXEC, false);
@@ -1873,6 +1878,7 @@ impl Simulation {
             };
             self.op_extra_cost = 0.0;
             let mut cost = 0.0;
+            let mut user = 0.0;
             match op {
                 Op::Compute(d) => {
                     let mut work = self.sample(d) as f64;
@@ -1886,6 +1892,8 @@ impl Simulation {
                             + self.profile.cpu.remote_memory_slowdown * task.mem_intensity * steps;
                     }
                     self.tasks[t].pc += 1;
+                    // User/system split: compute ops are user time.
+                    user = work;
                     cost += work;
                 }
                 Op::Send { ch, bytes } => {
@@ -2132,6 +2140,11 @@ impl Simulation {
                     // The exec work runs on whichever CPU the task ends up on.
                     self.tasks[t].seg_left += self.profile.cpu.exec_ns as f64;
                     let target = self.select_cpu(t, Some(t), cpu, wake_flags::EXEC);
+                    // First touch after exec: the new image's memory is allocated where the
+                    // task runs after the exec (here, or on `target` at its next switch-in).
+                    if self.workload.specs[self.tasks[t].spec].home_node.is_none() {
+                        self.tasks[t].home_node = (target == cpu).then(|| self.topo.cpu(cpu).node);
+                    }
                     if target != cpu {
                         return StepOutcome::Migrate(target);
                     }
@@ -2192,8 +2205,11 @@ impl Simulation {
             if cost > 0.0 {
                 let j = self.profile.cpu.jitter;
                 if j > 0.0 {
-                    cost *= 1.0 + j * (2.0 * crate::rng::unit_f64(&mut self.noise) - 1.0);
+                    let f = 1.0 + j * (2.0 * crate::rng::unit_f64(&mut self.noise) - 1.0);
+                    cost *= f;
+                    user *= f;
                 }
+                self.tasks[t].user_ns += user;
                 self.tasks[t].seg_left += cost;
                 return StepOutcome::Run;
             }
@@ -2286,6 +2302,7 @@ impl Simulation {
             .map(|t| TaskStat {
                 comm: self.workload.specs[t.spec].comm.clone(),
                 sum_exec_ns: t.sum_exec,
+                user_ns: t.user_ns.round() as u64,
                 run_delay_ns: t.run_delay_ns,
                 nr_voluntary: t.nr_voluntary,
                 nr_involuntary: t.nr_involuntary,
@@ -2506,6 +2523,10 @@ pub struct TaskStat {
     pub comm: String,
     /// CPU time consumed, ns.
     pub sum_exec_ns: u64,
+    /// The user-mode part of `sum_exec_ns` (compute ops with their remote-memory slowdown,
+    /// and working-set refetches; at full speed, so SMT sharing is not in it); the rest is
+    /// system time.
+    pub user_ns: u64,
     /// Time runnable but waiting, ns.
     pub run_delay_ns: u64,
     /// Voluntary context switches.

@@ -108,6 +108,10 @@ pub struct Task {
     pub ws_bytes: u64,
     pub mem_intensity: f64,
     pub home_node: Option<usize>,
+    /// User-mode CPU work (compute ops with their remote-memory slowdown, and working-set
+    /// refetches), ns at full speed: what `getrusage` reports as user time. The rest of
+    /// `sum_exec` (syscalls, fork, exec, switches) is system time.
+    pub user_ns: f64,
     pub last_ran_cpu: Option<CpuId>,
     pub last_ran_end: Time,
     /// Work (ns at full speed) left in the current segment.

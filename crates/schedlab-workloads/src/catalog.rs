@@ -346,6 +346,12 @@ static CATALOG: &[WorkloadInfo] = &[
                 "duration",
                 "serial link step CPU at scale 1 (vmlinux link, sized to the 400-file default)",
             ),
+            p(
+                "mem_intensity",
+                "0.25",
+                "fraction",
+                "how memory-bound cc1/as/ld are (remote-node slowdown off their first-touch node)",
+            ),
         ],
     },
     WorkloadInfo {

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use schedlab_engine::{EndReason, MachineProfile};
 use schedlab_metrics::Better;
 use schedlab_metrics::native::{
     parse_aim7, parse_hackbench, parse_kernbench, parse_lat_ctx, parse_lmbench_bw,
@@ -377,6 +378,51 @@ fn kernbench_forks_every_job_and_parallelises_to_the_token_limit() {
         "-j1 {e1}, -j2 {e2}, -j16 {e4}"
     );
     let _ = inst;
+}
+
+#[test]
+fn kernbench_jobs_carry_memory_on_a_fixed_tree_and_split_user_from_system() {
+    let topo = two_nodes();
+    let spec = "kernbench:files=40,scale=0.1,link=0s";
+    let inst = instantiate(&parse_spec(spec).unwrap(), &topo).unwrap();
+    // Every compile job is memory-bound (first touch) and cut into 1 ms computes.
+    let jobs: Vec<_> = inst
+        .workload
+        .specs
+        .iter()
+        .filter(|s| matches!(s.comm.as_str(), "cc1" | "as" | "ld"))
+        .collect();
+    assert_eq!(jobs.len(), 40 + 2);
+    for s in &jobs {
+        assert_eq!(s.mem_intensity, 0.25, "{}", s.comm);
+        assert_eq!(s.home_node, None, "{}", s.comm);
+        assert!(matches!(s.program[0], schedlab_engine::Op::Exec));
+    }
+    assert!(jobs.iter().any(|s| {
+        s.program
+            .iter()
+            .any(|op| matches!(op, schedlab_engine::Op::Loop(n) if *n > 1))
+    }));
+    // One source tree: two seeds compile the same files, so user time differs only by the
+    // profile's jitter (±2 % per burst, averaging out), not by fresh per-file draws.
+    let (a, _) = run_instance(&inst, &topo, 1);
+    let (b, _) = run_instance(&inst, &topo, 2);
+    let user = |sim: &schedlab_engine::Simulation| -> u64 {
+        sim.task_stats().iter().map(|t| t.user_ns).sum()
+    };
+    let (ua, ub) = (user(&a) as f64, user(&b) as f64);
+    assert!((ua / ub - 1.0).abs() < 0.005, "user {ua} vs {ub}");
+    // kernbench's user + system is all the CPU time, and exec is system time.
+    let r = inst.result(&a, &EndReason::AllExited).unwrap();
+    let k = &parse_kernbench(&r.native).unwrap()[0];
+    let cpu: u64 = a.task_stats().iter().map(|t| t.sum_exec_ns).sum();
+    assert!((k.user_s.0 + k.system_s.0 - cpu as f64 / 1e9).abs() < 0.02);
+    let execs = 40 * 2 + 1;
+    assert!(
+        val(&r, "system_s") * 1e9 >= (execs * MachineProfile::default().cpu.exec_ns) as f64,
+        "{}",
+        r.native
+    );
 }
 
 #[test]

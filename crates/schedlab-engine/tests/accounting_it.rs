@@ -1,0 +1,136 @@
+//! Integration tests of per-task accounting that benchmarks report: the user/system split of
+//! CPU time, the first-touch home node of a task that execs, and O(1) timeslice expiry.
+
+use schedlab_engine::policy::PrevCpu;
+use schedlab_engine::{
+    ClassKind, Dist, EndReason, MachineProfile, NoBalance, Op, SchedConfig, SimOptions, Simulation,
+    TaskSpec, Workload,
+};
+use schedlab_topo::{CpuSet, Topology};
+use std::sync::Arc;
+
+/// Two nodes of two CPUs (distance 10/20).
+fn two_nodes() -> Arc<Topology> {
+    Arc::new(schedlab_topo::regular("2n2c", "test", 2, 1, 2, 1, false).unwrap())
+}
+
+/// Sends every exec to CPU `to`; everything else stays on prev.
+struct ExecTo(usize);
+impl schedlab_engine::PlacementPolicy for ExecTo {
+    fn name(&self) -> String {
+        "exec-to".into()
+    }
+    fn select_task_rq(
+        &mut self,
+        ctx: &schedlab_engine::WakeCtx,
+        _: &schedlab_engine::SchedView<'_>,
+        _: &mut schedlab_engine::policy::Hints,
+        _: &mut schedlab_engine::PlacementRecord,
+    ) -> usize {
+        if ctx.is_exec() { self.0 } else { ctx.prev_cpu }
+    }
+}
+
+fn sim(
+    w: Workload,
+    cfg: SchedConfig,
+    policy: Box<dyn schedlab_engine::PlacementPolicy>,
+) -> Simulation {
+    let mut profile = MachineProfile::default();
+    profile.cpu.jitter = 0.0;
+    profile.cpu.remote_memory_slowdown = 0.5;
+    Simulation::new(
+        two_nodes(),
+        profile,
+        cfg,
+        policy,
+        Box::new(NoBalance),
+        w,
+        SimOptions {
+            check_invariants: true,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// A parent on CPU 0 forks one memory-bound child that execs and computes 10 ms.
+fn exec_child(mem_intensity: f64) -> Workload {
+    let mut w = Workload::new("exec");
+    let mut child = TaskSpec::new(
+        "child",
+        vec![Op::Exec, Op::Compute(Dist::Const(10_000_000))],
+    );
+    child.mem_intensity = mem_intensity;
+    let child = w.spec(child);
+    let mut parent = TaskSpec::new("parent", vec![Op::Fork(child), Op::WaitChildren]);
+    parent.affinity = Some(CpuSet::from_cpus(4, [0]));
+    w.spawn(parent);
+    w
+}
+
+fn stat(sim: &Simulation, comm: &str) -> schedlab_engine::sim::TaskStat {
+    sim.task_stats()
+        .into_iter()
+        .find(|t| t.comm == comm)
+        .unwrap()
+}
+
+#[test]
+fn user_time_is_the_compute_work_and_exec_is_system_time() {
+    let mut s = sim(exec_child(0.0), SchedConfig::default(), Box::new(PrevCpu));
+    assert_eq!(s.run(), EndReason::AllExited);
+    let c = stat(&s, "child");
+    assert_eq!(c.user_ns, 10_000_000);
+    // The rest of the child's CPU time is the exec (100 µs by default) and switch costs.
+    let sys = c.sum_exec_ns - c.user_ns;
+    assert!((100_000..200_000).contains(&sys), "system {sys} ns");
+    // The parent only forks and waits: its user time is the refetch of its 32 KiB working
+    // set when it wakes (at most 512 lines at the LLC cost).
+    let p = stat(&s, "parent").user_ns;
+    assert!(p > 0 && p <= 512 * 15, "parent user {p} ns");
+}
+
+#[test]
+fn exec_rehomes_a_first_touch_task_where_it_runs_after_the_exec() {
+    // Forked on CPU 0 (node 0), the exec moves the child to CPU 2 (node 1). Its new image's
+    // memory is first touched there, so its compute runs at home speed.
+    let mut s = sim(exec_child(1.0), SchedConfig::default(), Box::new(ExecTo(2)));
+    assert_eq!(s.run(), EndReason::AllExited);
+    let c = stat(&s, "child");
+    assert_eq!(c.nr_migrations, 1);
+    assert_eq!(c.user_ns, 10_000_000);
+    // A home node fixed on node 0 (not first touch) pays the remote slowdown on node 1.
+    let mut w = exec_child(1.0);
+    w.specs[0].home_node = Some(0);
+    let mut s = sim(w, SchedConfig::default(), Box::new(ExecTo(2)));
+    assert_eq!(s.run(), EndReason::AllExited);
+    assert_eq!(stat(&s, "child").user_ns, 15_000_000);
+}
+
+#[test]
+fn o1_cpu_bound_tasks_rotate_once_per_timeslice_not_every_tick() {
+    // Two CPU-bound tasks share CPU 0 for 1 s each under the O(1) class: ~100 ms timeslices
+    // give about 20 switches; a slice that is never refilled switches at every 1 ms tick.
+    let mut w = Workload::new("o1");
+    for name in ["a", "b"] {
+        let mut t = TaskSpec::new(
+            name,
+            vec![
+                Op::Loop(1000),
+                Op::Compute(Dist::Const(1_000_000)),
+                Op::EndLoop,
+            ],
+        );
+        t.affinity = Some(CpuSet::from_cpus(4, [0]));
+        w.spawn(t);
+    }
+    let cfg = SchedConfig {
+        class: ClassKind::O1,
+        ..SchedConfig::default()
+    };
+    let mut s = sim(w, cfg, Box::new(PrevCpu));
+    assert_eq!(s.run(), EndReason::AllExited);
+    let inv: u64 = s.task_stats().iter().map(|t| t.nr_involuntary).sum();
+    assert!((10..=40).contains(&inv), "{inv} involuntary switches");
+}
