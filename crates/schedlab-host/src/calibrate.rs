@@ -653,31 +653,27 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     })?;
     measured.insert("cpu.syscall_ns".to_string(), syscall.clone());
 
+    // 4 bytes written to `w` and read back from `r` by this thread, per round.
+    let write_read = |w: RawFd, r: RawFd| {
+        measure(share / 2, opts, &deadline, |n| {
+            let mut b = [0u8; 4];
+            let t = Instant::now();
+            for _ in 0..n {
+                let _ = sys::write_all(w, &b, &NEVER);
+                let _ = sys::read_exact(r, &mut b, &NEVER);
+            }
+            Ok(ns_since(t, n))
+        })
+    };
     let (pr, pw) = sys::pipe().map_err(|e| HostError::io("calibrate: pipe", e))?;
-    let rw = measure(share / 2, opts, &deadline, |n| {
-        let mut b = [0u8; 4];
-        let t = Instant::now();
-        for _ in 0..n {
-            let _ = sys::write_all(pw.as_raw_fd(), &b, &NEVER);
-            let _ = sys::read_exact(pr.as_raw_fd(), &mut b, &NEVER);
-        }
-        Ok(ns_since(t, n))
-    })?;
+    let rw = write_read(pw.as_raw_fd(), pr.as_raw_fd())?;
     drop((pr, pw));
     // One write plus one read in the same thread: two syscalls and the channel's own kernel
     // work twice (the 4-byte copy is negligible).
     let op = |m: &Measurement| m.scaled(((m.value - 2.0 * syscall.value) / 2.0).max(0.0));
     measured.insert("transfer.pipe_op_ns".into(), op(&rw));
     let (ua, ub) = sys::socketpair().map_err(|e| HostError::io("calibrate: socketpair", e))?;
-    let unix_rw = measure(share / 2, opts, &deadline, |n| {
-        let mut b = [0u8; 4];
-        let t = Instant::now();
-        for _ in 0..n {
-            let _ = sys::write_all(ua.as_raw_fd(), &b, &NEVER);
-            let _ = sys::read_exact(ub.as_raw_fd(), &mut b, &NEVER);
-        }
-        Ok(ns_since(t, n))
-    })?;
+    let unix_rw = write_read(ua.as_raw_fd(), ub.as_raw_fd())?;
     drop((ua, ub));
     measured.insert("transfer.unix_op_ns".into(), op(&unix_rw));
     // Loopback TCP: the send delivers into the peer's socket in the sender's context, so one
@@ -685,15 +681,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     // split the op from the delivery: the delivery keeps the profile's default and the op
     // takes the rest.
     let (ta, tb) = tcp_pair().map_err(|e| HostError::io("calibrate: loopback TCP", e))?;
-    let tcp_rw = measure(share / 2, opts, &deadline, |n| {
-        let mut b = [0u8; 4];
-        let t = Instant::now();
-        for _ in 0..n {
-            let _ = sys::write_all(ta.as_raw_fd(), &b, &NEVER);
-            let _ = sys::read_exact(tb.as_raw_fd(), &mut b, &NEVER);
-        }
-        Ok(ns_since(t, n))
-    })?;
+    let tcp_rw = write_read(ta.as_raw_fd(), tb.as_raw_fd())?;
     drop((ta, tb));
     let delivery = TCP_DELIVERY_NS as f64;
     measured.insert(
