@@ -194,6 +194,13 @@ impl Simulation {
         }
     }
 
+    /// A queued task's place in `cfs_tasks` order. Derived like [`Self::key_of`]: a queued
+    /// task's `exec_start` does not change until it is dequeued to run (checked by the
+    /// invariants).
+    fn lru_key_of(&self, t: TaskId) -> (i64, TaskId) {
+        (self.tasks[t].exec_start as i64, t)
+    }
+
     pub(crate) fn latency_ns(&self) -> u64 {
         self.cfg.tunables.latency_ns * self.factor
     }
@@ -217,14 +224,12 @@ impl Simulation {
             let task = &mut self.tasks[t];
             if task.o1_timeslice_left == 0 {
                 task.o1_timeslice_left = o1_timeslice(base, task.nice);
-                let bonus = ((task.o1_sleep_avg * 10.0).round() as i32 - 5).clamp(-5, 5);
-                task.o1_prio = 120 + task.nice - bonus;
+                task.o1_prio = o1_effective_prio(task.nice, task.o1_sleep_avg);
             }
         }
         let key = self.key_of(t);
         let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);
-        let lru_key = (self.tasks[t].exec_start as i64, t);
-        self.tasks[t].lru_key = lru_key;
+        let lru_key = self.lru_key_of(t);
         let rq = &mut self.cpus[cpu].rq;
         rq.tree.insert((key, t));
         rq.lru.insert(lru_key);
@@ -238,7 +243,7 @@ impl Simulation {
     pub(crate) fn rq_remove(&mut self, cpu: CpuId, t: TaskId) {
         let key = self.key_of(t);
         let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);
-        let lru_key = self.tasks[t].lru_key;
+        let lru_key = self.lru_key_of(t);
         let rq = &mut self.cpus[cpu].rq;
         let removed = rq.tree.remove(&(key, t));
         debug_assert!(removed, "task {t} not in rq of cpu {cpu}");
@@ -439,8 +444,7 @@ impl Simulation {
             }
             ClassKind::O1 => {
                 let task = &mut self.tasks[t];
-                let bonus = ((task.o1_sleep_avg * 10.0).round() as i32 - 5).clamp(-5, 5);
-                task.o1_prio = 120 + task.nice - bonus;
+                task.o1_prio = o1_effective_prio(task.nice, task.o1_sleep_avg);
                 if task.o1_timeslice_left == 0 {
                     task.o1_timeslice_left =
                         o1_timeslice(self.cfg.tunables.o1_timeslice_ns, task.nice);
@@ -650,6 +654,12 @@ impl Simulation {
         task.prev_sum_exec = task.sum_exec;
         task.protect_until_deadline = Some(task.deadline);
     }
+}
+
+/// O(1) `effective_prio`: the static priority minus a sleep bonus of up to ±5 levels.
+fn o1_effective_prio(nice: i32, sleep_avg: f64) -> i32 {
+    let bonus = ((sleep_avg * 10.0).round() as i32 - 5).clamp(-5, 5);
+    120 + nice - bonus
 }
 
 /// O(1) timeslice for a nice level (linear in static priority, 100 ms at nice 0).

@@ -760,7 +760,6 @@ impl Simulation {
             sum_exec: 0,
             prev_sum_exec: 0,
             exec_start: self.now,
-            lru_key: (0, 0),
             custom_slice: spec.slice_ns,
             o1_prio: 120 + nice,
             o1_timeslice_left: 0,
@@ -1303,6 +1302,18 @@ impl Simulation {
             llc: c.refetch_llc_ns,
             cross_llc: c.refetch_cross_llc_ns,
             cross_node: c.refetch_cross_node_ns,
+        }
+    }
+
+    /// Per-byte cost of reading data written on another CPU, by distance.
+    fn transfer_per_byte(&self) -> ByDistance {
+        let t = &self.profile.transfer;
+        ByDistance {
+            same: t.same_cpu_ns_per_byte,
+            smt: t.smt_ns_per_byte,
+            llc: t.llc_ns_per_byte,
+            cross_llc: t.cross_llc_ns_per_byte,
+            cross_node: t.cross_node_ns_per_byte,
         }
     }
 
@@ -1928,16 +1939,7 @@ impl Simulation {
                         let tr = &self.profile.transfer;
                         let d = Distance::of(&self.topo, msg.cpu, cpu);
                         let meta = self.refetch_per_line().at(d) * tr.message_lines;
-                        let extra = ByDistance {
-                            same: tr.same_cpu_ns_per_byte,
-                            smt: tr.smt_ns_per_byte,
-                            llc: tr.llc_ns_per_byte,
-                            cross_llc: tr.cross_llc_ns_per_byte,
-                            cross_node: tr.cross_node_ns_per_byte,
-                        }
-                        .at(d)
-                            * msg.bytes as f64
-                            + meta;
+                        let extra = self.transfer_per_byte().at(d) * msg.bytes as f64 + meta;
                         self.counters.transfer_cost_ns += extra as u64;
                         self.op_extra_cost += syscall
                             + msg.bytes as f64 * tr.copy_ns_per_byte

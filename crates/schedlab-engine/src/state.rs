@@ -94,8 +94,6 @@ pub struct Task {
     pub sum_exec: u64,
     pub prev_sum_exec: u64,
     pub exec_start: Time,
-    /// The key this task has in its runqueue's `cfs_tasks` order while queued.
-    pub lru_key: (i64, usize),
     pub custom_slice: Option<u64>,
     pub o1_prio: i32,
     pub o1_timeslice_left: u64,
