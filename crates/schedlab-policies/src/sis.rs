@@ -459,7 +459,11 @@ fn select_idle_cpu_v6<M: Machine>(
     let this = sc.this;
     let this_llc = topo.cpu(this).llc;
     let target_llc = topo.cpu(target).llc;
-    let mut cpus = sd.span.and(sc.m.allowed(sc.p));
+    // `order` only yields CPUs of `sd`, so outside the idle-core pass the allowed mask alone
+    // filters it; the idle-core pass needs a copy to strike out scanned cores (a `CpuSet` is
+    // 136 bytes: not copied on every wakeup).
+    let allowed = sc.m.allowed(sc.p);
+    let mut cpus = has_idle_core.then(|| sd.span.and(allowed));
     let mut nr = u64::MAX;
     let prop = s.sis_prop && !has_idle_core;
     let t0 = sc.probes();
@@ -487,10 +491,10 @@ fn select_idle_cpu_v6<M: Machine>(
     }
     let mut idle_cpu = None;
     for c in order {
-        if !cpus.contains(c) {
-            continue;
-        }
-        if has_idle_core {
+        if let Some(cpus) = cpus.as_mut() {
+            if !cpus.contains(c) {
+                continue;
+            }
             let sibs = topo.smt_siblings(c);
             let mut core_idle = true;
             for t in sibs.iter() {
@@ -510,6 +514,9 @@ fn select_idle_cpu_v6<M: Machine>(
             }
             cpus.andnot_assign(sibs);
         } else {
+            if !allowed.contains(c) {
+                continue;
+            }
             nr -= 1;
             if nr == 0 {
                 return None;
