@@ -6,7 +6,6 @@
 //! contribution can be moved between CPUs by subtraction. Powers of `y` come from repeated
 //! squaring of a square-root-derived constant: no libm, identical on every machine.
 
-use crate::time::f64_of;
 use crate::time::Time;
 
 /// One PELT period: 1024 × 1024 ns.
@@ -73,7 +72,7 @@ fn series(m: u64) -> f64 {
 /// averages to 1).
 pub fn divider(now: Time) -> f64 {
     let y = y();
-    PERIOD_NS as f64 * y / (1.0 - y) + f64_of(now % PERIOD_NS)
+    PERIOD_NS as f64 * y / (1.0 - y) + (now % PERIOD_NS) as f64
 }
 
 /// One decaying sum.
@@ -96,7 +95,7 @@ impl Signal {
             return;
         }
         if self.last / PERIOD_NS == now / PERIOD_NS {
-            self.sum += active * f64_of(now - self.last);
+            self.sum += active * (now - self.last) as f64;
             if self.sum < 0.0 {
                 self.sum = 0.0;
             }
@@ -114,11 +113,11 @@ impl Signal {
         let d1 = (p_last + 1) * PERIOD_NS - self.last;
         let periods = p_now - p_last;
         let d3 = now - p_now * PERIOD_NS;
-        self.sum = (self.sum + active * f64_of(d1)) * decay(periods);
+        self.sum = (self.sum + active * d1 as f64) * decay(periods);
         if periods > 1 {
             self.sum += active * PERIOD_NS as f64 * series(periods - 1);
         }
-        self.sum += active * f64_of(d3);
+        self.sum += active * d3 as f64;
         if self.sum < 0.0 {
             self.sum = 0.0;
         }

@@ -6,7 +6,6 @@
 //! CPUs were examined. The engine charges the search to the waker, counts the paths, and
 //! writes them into traces.
 
-use crate::time::f64_of;
 use crate::config::{ClassKind, LoadSignal, SchedConfig};
 use crate::pelt;
 use crate::state::{Cpu, CpuMode, Task, TaskState};
@@ -397,12 +396,12 @@ impl<'a> SchedView<'a> {
             LoadSignal::PeltRunnable => {
                 // runnable_load_avg: the aggregate of the tasks runnable here now.
                 let mut sig = c.runnable;
-                sig.advance(self.now, f64_of(c.runnable_weight));
+                sig.advance(self.now, c.runnable_weight as f64);
                 crate::time::round_u64(sig.sum / pelt::divider(self.now))
             }
             LoadSignal::PeltBlocked => {
                 let mut sig = c.load;
-                sig.advance(self.now, f64_of(c.runnable_weight));
+                sig.advance(self.now, c.runnable_weight as f64);
                 crate::time::round_u64(sig.sum / pelt::divider(self.now))
             }
         }
@@ -416,7 +415,7 @@ impl<'a> SchedView<'a> {
         };
         let mut s = task.load;
         s.advance(self.now, active);
-        f64_of(task.weight) * s.sum / pelt::divider(self.now)
+        task.weight as f64 * s.sum / pelt::divider(self.now)
     }
     /// `cpu_util()`: PELT utilisation, 0..=capacity.
     pub fn cpu_util(&self, cpu: CpuId) -> u64 {

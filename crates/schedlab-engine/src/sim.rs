@@ -13,7 +13,6 @@
 //! idle exit latency or a wakeup-preemption check → the task runs, paying context-switch,
 //! cache-refetch and data-transfer costs.
 
-use crate::time::f64_of;
 use crate::balance::{BalanceOut, Balancer};
 use crate::config::{ClassKind, SchedConfig};
 use crate::counters::Counters;
@@ -840,7 +839,7 @@ impl Simulation {
         self.sync_cpu_pelt(cpu);
         let t = &mut self.tasks[id];
         t.cpu = cpu;
-        let (ls, us, w) = (t.load.sum, t.util.sum, f64_of(t.weight));
+        let (ls, us, w) = (t.load.sum, t.util.sum, t.weight as f64);
         let c = &mut self.cpus[cpu];
         c.load.sum += ls * w;
         c.util.sum += us;
@@ -869,7 +868,7 @@ impl Simulation {
         let w = self.tasks[t].weight;
         let (ls, us) = (self.tasks[t].load.sum, self.tasks[t].util.sum);
         let c = &mut self.cpus[cpu];
-        c.load.sum = (c.load.sum - ls * f64_of(w)).max(0.0);
+        c.load.sum = (c.load.sum - ls * w as f64).max(0.0);
         c.util.sum = (c.util.sum - us).max(0.0);
         self.tasks[t].state = TaskState::Dead;
         self.nr_active -= 1;
@@ -900,10 +899,10 @@ impl Simulation {
     fn sync_cpu_pelt(&mut self, cpu: CpuId) {
         let now = self.now;
         let c = &mut self.cpus[cpu];
-        c.load.advance(now, f64_of(c.runnable_weight));
+        c.load.advance(now, c.runnable_weight as f64);
         c.util
             .advance(now, if c.curr.is_some() { 1.0 } else { 0.0 });
-        c.runnable.advance(now, f64_of(c.runnable_weight));
+        c.runnable.advance(now, c.runnable_weight as f64);
     }
 
     fn sync_task_pelt(&mut self, t: TaskId) {
@@ -923,7 +922,7 @@ impl Simulation {
     /// PELT sum (task and CPU signals must be synced to now).
     fn join_runnable(&mut self, cpu: CpuId, t: TaskId) {
         let w = self.tasks[t].weight;
-        let rl = self.tasks[t].load.sum * f64_of(w);
+        let rl = self.tasks[t].load.sum * w as f64;
         let c = &mut self.cpus[cpu];
         c.nr_running += 1;
         if c.nr_running == 2 {
@@ -936,7 +935,7 @@ impl Simulation {
     /// `t` stops being runnable on `cpu` (the reverse of [`Self::join_runnable`]).
     fn leave_runnable(&mut self, cpu: CpuId, t: TaskId) {
         let w = self.tasks[t].weight;
-        let rl = self.tasks[t].load.sum * f64_of(w);
+        let rl = self.tasks[t].load.sum * w as f64;
         let c = &mut self.cpus[cpu];
         c.nr_running -= 1;
         if c.nr_running == 1 {
@@ -955,7 +954,7 @@ impl Simulation {
         self.sync_task_pelt(t);
         self.sync_cpu_pelt(from);
         self.sync_cpu_pelt(to);
-        let w = f64_of(self.tasks[t].weight);
+        let w = self.tasks[t].weight as f64;
         let (ls, us) = (self.tasks[t].load.sum, self.tasks[t].util.sum);
         {
             let c = &mut self.cpus[from];
@@ -1066,7 +1065,7 @@ impl Simulation {
     fn settle(&mut self, cpu: CpuId) {
         let Some(t) = self.cpus[cpu].curr else { return };
         let c = &self.cpus[cpu];
-        let done = f64_of(self.now - c.seg_start) * c.speed;
+        let done = (self.now - c.seg_start) as f64 * c.speed;
         let task = &mut self.tasks[t];
         task.seg_left = (task.seg_left - done).max(0.0);
         self.cpus[cpu].seg_start = self.now;
@@ -1255,7 +1254,7 @@ impl Simulation {
             } else {
                 self.profile.cpu.ctx_switch_mm_ns
             };
-            overhead += f64_of(sw);
+            overhead += sw as f64;
             self.counters.ctx_switch_cost_ns += sw;
             let refetch = self.refetch_cost(next, cpu);
             overhead += refetch;
@@ -1321,14 +1320,14 @@ impl Simulation {
     fn refetch_cost(&self, t: TaskId, cpu: CpuId) -> f64 {
         let task = &self.tasks[t];
         let c = &self.profile.cache;
-        let lines = f64_of(task.ws_bytes) / f64_of(c.line_bytes);
+        let lines = task.ws_bytes as f64 / c.line_bytes as f64;
         if lines == 0.0 {
             return 0.0;
         }
         let Some(last) = task.last_ran_cpu else {
             return 0.0;
         };
-        let off_us = f64_of(self.now - task.last_ran_end) / 1e3;
+        let off_us = (self.now - task.last_ran_end) as f64 / 1e3;
         let hot = libm::exp2(-off_us / c.hot_half_life_us);
         // What is still hot near the CPU is cheap to refetch only on this CPU or an SMT
         // sibling; beyond, the whole working set moves at the distance's per-line cost.
@@ -1879,7 +1878,7 @@ impl Simulation {
         // replaced; the slice's heap allocation does not move when `self.tasks` grows, so the
         // pointer stays valid while ops run (avoids an atomic refcount per step).
         let prog: &[Op] = unsafe { &*std::sync::Arc::as_ptr(&self.tasks[t].program) };
-        let syscall = f64_of(self.profile.cpu.syscall_ns);
+        let syscall = self.profile.cpu.syscall_ns as f64;
         loop {
             if self.cpus[cpu].need_resched {
                 return StepOutcome::Preempt;
@@ -1893,7 +1892,7 @@ impl Simulation {
             let mut user = 0.0;
             match op {
                 Op::Compute(d) => {
-                    let mut work = f64_of(self.sample(d));
+                    let mut work = (self.sample(d)) as f64;
                     let task = &self.tasks[t];
                     if task.mem_intensity > 0.0
                         && let Some(home) = task.home_node
@@ -1917,7 +1916,7 @@ impl Simulation {
                             // arrival is delayed by it (the IPI leaves at the end of it).
                             self.op_extra_cost += syscall
                                 + self.channel_op_ns(*ch, true)
-                                + f64_of(n) * self.profile.transfer.copy_ns_per_byte;
+                                + n as f64 * self.profile.transfer.copy_ns_per_byte;
                             if wake_reader && let Some(r) = self.channels[*ch].readers.pop_front() {
                                 self.try_to_wake_up(
                                     r,
@@ -1940,10 +1939,10 @@ impl Simulation {
                         let tr = &self.profile.transfer;
                         let d = Distance::of(&self.topo, msg.cpu, cpu);
                         let meta = self.refetch_per_line().at(d) * tr.message_lines;
-                        let extra = self.transfer_per_byte().at(d) * f64_of(msg.bytes) + meta;
+                        let extra = self.transfer_per_byte().at(d) * msg.bytes as f64 + meta;
                         self.counters.transfer_cost_ns += extra as u64;
                         self.op_extra_cost += syscall
-                            + f64_of(msg.bytes) * tr.copy_ns_per_byte
+                            + msg.bytes as f64 * tr.copy_ns_per_byte
                             + extra
                             + self.channel_op_ns(*ch, false);
                         let n = wake_writers.min(self.channels[*ch].writers.len());
@@ -2465,17 +2464,17 @@ impl Simulation {
                 let (mut l, mut u) = (t.load, t.util);
                 l.advance(self.now, runnable);
                 u.advance(self.now, running);
-                load += l.sum * f64_of(t.weight);
+                load += l.sum * t.weight as f64;
                 util += u.sum;
                 if runnable > 0.0 {
-                    rload += l.sum * f64_of(t.weight);
+                    rload += l.sum * t.weight as f64;
                 }
             }
             let cpu = &self.cpus[c];
             let (mut cl, mut cu, mut cr) = (cpu.load, cpu.util, cpu.runnable);
-            cl.advance(self.now, f64_of(cpu.runnable_weight));
+            cl.advance(self.now, cpu.runnable_weight as f64);
             cu.advance(self.now, if cpu.curr.is_some() { 1.0 } else { 0.0 });
-            cr.advance(self.now, f64_of(cpu.runnable_weight));
+            cr.advance(self.now, cpu.runnable_weight as f64);
             // Sums are in weight·ns (a busy nice-0 task reaches ~5e10); rounding and the clamp
             // at zero leave absolute drift far below 1, i.e. below 1e-7 of a task's load.
             let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e6);
