@@ -1937,7 +1937,7 @@ impl Simulation {
                         self.tasks[t].pc += 1;
                         self.tasks[t].last_recv_bytes = msg.bytes;
                         let tr = &self.profile.transfer;
-                        let d = Distance::of(&self.topo, msg.cpu, cpu);
+                        let d = Distance::of(&self.topo, msg.cpu as CpuId, cpu);
                         let meta = self.refetch_per_line().at(d) * tr.message_lines;
                         let extra = self.transfer_per_byte().at(d) * msg.bytes as f64 + meta;
                         self.counters.transfer_cost_ns += extra as u64;

@@ -67,70 +67,77 @@ pub enum TaskState {
 }
 
 /// One task.
+///
+/// Laid out by hand (`repr(C)`, cache-line aligned): the fields every simulated event touches
+/// (the op interpreter and the running segment) share the first two cache lines, those of a
+/// switch or wakeup the next ones, and the rarely read ones come last. Big runs hold tens of
+/// thousands of tasks, far beyond the L1/L2 caches, so the number of lines an event touches is
+/// much of its cost.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Task {
-    pub spec: SpecId,
+    // --- the op interpreter and the running segment
     pub program: Arc<[Op]>,
     pub pc: usize,
     pub loops: Vec<(usize, u64)>,
-    pub state: TaskState,
-    /// `task_cpu(p)`: where it last ran or is queued.
-    pub cpu: CpuId,
-    pub weight: u64,
-    pub nice: i32,
-    pub mm: u32,
-    pub allowed: CpuSet,
-    pub nr_allowed: usize,
-    pub parent: Option<TaskId>,
-    pub live_children: u32,
-    pub waiting_children: bool,
-    // fair class
-    pub vruntime: i64,
-    pub deadline: i64,
-    pub slice: u64,
-    pub vlag: i64,
-    pub protect_until_deadline: Option<i64>,
-    pub delayed: bool,
-    pub sum_exec: u64,
-    pub prev_sum_exec: u64,
-    pub exec_start: Time,
-    pub custom_slice: Option<u64>,
-    pub o1_prio: i32,
-    pub o1_timeslice_left: u64,
-    pub o1_sleep_avg: f64,
-    pub o1_seq: u64,
-    // PELT
-    pub load: Signal,
-    pub util: Signal,
-    // costs
-    pub ws_bytes: u64,
-    pub mem_intensity: f64,
-    pub home_node: Option<usize>,
+    /// Work (ns at full speed) left in the current segment.
+    pub seg_left: f64,
     /// User-mode CPU work (compute ops with their remote-memory slowdown, and working-set
     /// refetches), ns at full speed: what `getrusage` reports as user time. The rest of
     /// `sum_exec` (syscalls, fork, exec, switches) is system time.
     pub user_ns: f64,
+    pub state: TaskState,
+    /// `task_cpu(p)`: where it last ran or is queued.
+    pub cpu: CpuId,
+    pub last_recv_bytes: u64,
+    pub mem_intensity: f64,
+    pub home_node: Option<usize>,
+    // --- the fair class, switches and wakeups
+    pub weight: u64,
+    pub vruntime: i64,
+    pub deadline: i64,
+    pub slice: u64,
+    pub vlag: i64,
+    pub exec_start: Time,
+    pub sum_exec: u64,
+    pub prev_sum_exec: u64,
+    pub protect_until_deadline: Option<i64>,
+    pub custom_slice: Option<u64>,
     pub last_ran_cpu: Option<CpuId>,
     pub last_ran_end: Time,
-    /// Work (ns at full speed) left in the current segment.
-    pub seg_left: f64,
-    /// Remaining spin budget of a lock attempt in progress.
-    pub spin_left: u64,
-    // bookkeeping
+    pub ws_bytes: u64,
     pub wake_time: Option<Time>,
     pub runnable_since: Time,
     pub run_delay_ns: u64,
-    pub nr_voluntary: u64,
-    pub nr_involuntary: u64,
-    pub nr_migrations: u64,
-    pub slots: [Time; 8],
-    pub last_recv_bytes: u64,
-    pub self_posted: bool,
-    pub timer_gen: u32,
-    pub started_at: Time,
     pub ran_since_wake: u64,
     pub avg_overlap: u64,
     pub last_wakeup_ts: Time,
+    // PELT
+    pub load: Signal,
+    pub util: Signal,
+    pub mm: u32,
+    pub nice: i32,
+    pub delayed: bool,
+    pub self_posted: bool,
+    pub waiting_children: bool,
+    pub timer_gen: u32,
+    pub live_children: u32,
+    pub nr_allowed: usize,
+    // --- rarely read
+    pub spec: SpecId,
+    pub parent: Option<TaskId>,
+    pub nr_voluntary: u64,
+    pub nr_involuntary: u64,
+    pub nr_migrations: u64,
+    /// Remaining spin budget of a lock attempt in progress.
+    pub spin_left: u64,
+    pub started_at: Time,
+    pub o1_prio: i32,
+    pub o1_timeslice_left: u64,
+    pub o1_sleep_avg: f64,
+    pub o1_seq: u64,
+    pub slots: [Time; 8],
+    pub allowed: CpuSet,
 }
 
 /// Idle or not, from the CPU's point of view.
@@ -145,40 +152,85 @@ pub enum CpuMode {
 }
 
 /// One CPU.
+///
+/// Laid out by hand like [`Task`]: the first cache line holds what every event reads (the
+/// running task and its segment timing), the second what switches and wakeups read.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Cpu {
+    /// Order key of the live segment-completion event (`seg_timers::IDLE` when none): the
+    /// CPU's timer slot may hold an earlier, superseded key, which then fires as a no-op.
+    pub seg_key: u128,
     pub curr: Option<TaskId>,
-    pub mode: CpuMode,
-    pub rq: RunQueue,
+    /// When the running segment completes at the current speed.
+    pub seg_due: Time,
+    pub seg_start: Time,
+    pub speed: f64,
     /// CFS tasks queued or running here (`cfs.h_nr_running`, delayed ones included).
     pub nr_running: u32,
     /// Wakeups selected for this CPU and not yet enqueued (`ttwu_pending`).
     pub pending: u32,
+    pub mode: CpuMode,
     pub need_resched: bool,
-    pub seg_start: Time,
-    /// When the running segment completes at the current speed.
-    pub seg_due: Time,
-    /// Order key of the live segment-completion event (`seg_timers::IDLE` when none): the
-    /// CPU's timer slot may hold an earlier, superseded key, which then fires as a no-op.
-    pub seg_key: u128,
-    pub speed: f64,
     pub tick_armed: bool,
     pub tick_gen: u32,
     pub exit_gen: u32,
-    pub last_mode_change: Time,
-    pub busy_ns: u64,
-    pub idle_ns: u64,
+    /// Σ weights of runnable tasks here (the instantaneous `rq.load.weight`).
+    pub runnable_weight: u64,
     pub prev_mm: Option<u32>,
+    pub nr_switches: u64,
+    pub rq: RunQueue,
     // PELT of the CPU: load incl. blocked tasks, running time, load of runnable tasks only.
     pub load: Signal,
     pub util: Signal,
     pub runnable: Signal,
-    /// Σ weights of runnable tasks here (the instantaneous `rq.load.weight`).
-    pub runnable_weight: u64,
     pub avg_idle: u64,
     pub idle_stamp: Option<Time>,
     pub max_idle_balance_cost: u64,
-    pub nr_switches: u64,
+    pub last_mode_change: Time,
+    pub busy_ns: u64,
+    pub idle_ns: u64,
     /// Tasks kept queued by DELAY_DEQUEUE.
     pub nr_delayed: u32,
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn per_event_fields_share_the_first_cache_lines() {
+        // What the op interpreter and segment timing read on every event.
+        for end in [
+            offset_of!(Task, program) + size_of::<Arc<[Op]>>(),
+            offset_of!(Task, pc) + 8,
+            offset_of!(Task, loops) + size_of::<Vec<(usize, u64)>>(),
+            offset_of!(Task, seg_left) + 8,
+            offset_of!(Task, user_ns) + 8,
+            offset_of!(Task, state) + size_of::<TaskState>(),
+            offset_of!(Task, cpu) + 8,
+            offset_of!(Task, last_recv_bytes) + 8,
+        ] {
+            assert!(end <= 128, "task field ends at byte {end}");
+        }
+        for end in [
+            offset_of!(Cpu, seg_key) + 16,
+            offset_of!(Cpu, curr) + size_of::<Option<TaskId>>(),
+            offset_of!(Cpu, seg_due) + 8,
+            offset_of!(Cpu, seg_start) + 8,
+            offset_of!(Cpu, speed) + 8,
+            offset_of!(Cpu, nr_running) + 4,
+            offset_of!(Cpu, pending) + 4,
+        ] {
+            assert!(end <= 64, "cpu field ends at byte {end}");
+        }
+        assert_eq!(std::mem::align_of::<Task>(), 64);
+        assert_eq!(std::mem::align_of::<Cpu>(), 64);
+        eprintln!(
+            "Task {} bytes, Cpu {} bytes",
+            size_of::<Task>(),
+            size_of::<Cpu>()
+        );
+    }
 }
