@@ -228,9 +228,10 @@ mod layout_tests {
         assert_eq!(std::mem::align_of::<Task>(), 64);
         assert_eq!(std::mem::align_of::<Cpu>(), 64);
         eprintln!(
-            "Task {} bytes, Cpu {} bytes",
+            "Task {} bytes, Cpu {} bytes, Op {} bytes",
             size_of::<Task>(),
-            size_of::<Cpu>()
+            size_of::<Cpu>(),
+            size_of::<Op>()
         );
     }
 }
