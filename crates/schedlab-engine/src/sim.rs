@@ -27,7 +27,7 @@ use crate::policy::{
 use crate::profile::{IdleState, MachineProfile};
 use crate::rng::{SimRng, Stream, stream};
 use crate::seg_timers::{self, SegTimers};
-use crate::state::{Cpu, CpuMode, Task, TaskState, WaitOn};
+use crate::state::{Cpu, CpuMode, LoopStack, Task, TaskState, WaitOn};
 use crate::task::{
     LockRef, Op, Slot, SpecId, TaskId, TaskSpec, WAKE_ALL, Workload, nice_to_weight,
 };
@@ -740,7 +740,7 @@ impl Simulation {
             spec: spec_id,
             program: spec.program.clone(),
             pc: 0,
-            loops: Vec::new(),
+            loops: LoopStack::default(),
             state: TaskState::Sleeping(WaitOn::Children),
             cpu: prev,
             weight,
@@ -2155,7 +2155,7 @@ impl Simulation {
                     if *n == 0 {
                         self.tasks[t].pc = matching_end(prog, pc) + 1;
                     } else {
-                        self.tasks[t].loops.push((pc + 1, *n));
+                        self.tasks[t].loops.push(pc + 1, *n);
                         self.tasks[t].pc += 1;
                     }
                 }

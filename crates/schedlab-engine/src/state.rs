@@ -66,6 +66,51 @@ pub enum TaskState {
     Dead,
 }
 
+/// The open loops of a running program as `(first op, iterations left)`, innermost on top.
+///
+/// The innermost loop is kept inline: it is read at every `EndLoop`, and with a plain `Vec`
+/// that read went through a separate heap allocation per task, a cache miss on most
+/// iterations of a run with thousands of tasks. Outer loops (rare) spill to a `Vec`.
+#[derive(Clone, Debug, Default)]
+pub struct LoopStack {
+    top: (usize, u64),
+    depth: usize,
+    outer: Vec<(usize, u64)>,
+}
+
+impl LoopStack {
+    /// Opens a loop starting at op `start`, running `n` times.
+    #[inline]
+    pub fn push(&mut self, start: usize, n: u64) {
+        if self.depth > 0 {
+            self.outer.push(self.top);
+        }
+        self.top = (start, n);
+        self.depth += 1;
+    }
+    /// The innermost open loop.
+    #[inline]
+    pub fn last_mut(&mut self) -> Option<&mut (usize, u64)> {
+        (self.depth > 0).then_some(&mut self.top)
+    }
+    /// Closes the innermost loop.
+    #[inline]
+    pub fn pop(&mut self) {
+        if self.depth == 0 {
+            return;
+        }
+        self.depth -= 1;
+        if self.depth > 0 {
+            self.top = self.outer.pop().unwrap_or_default();
+        }
+    }
+    /// Number of open loops.
+    #[cfg(test)]
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+}
+
 /// One task.
 ///
 /// Laid out by hand (`repr(C)`, cache-line aligned): the fields every simulated event touches
@@ -79,7 +124,7 @@ pub struct Task {
     // --- the op interpreter and the running segment
     pub program: Arc<[Op]>,
     pub pc: usize,
-    pub loops: Vec<(usize, u64)>,
+    pub loops: LoopStack,
     /// Work (ns at full speed) left in the current segment.
     pub seg_left: f64,
     /// User-mode CPU work (compute ops with their remote-memory slowdown, and working-set
@@ -200,12 +245,35 @@ mod layout_tests {
     use std::mem::{offset_of, size_of};
 
     #[test]
+    fn loop_stack_behaves_as_a_stack() {
+        let mut l = LoopStack::default();
+        assert!(l.last_mut().is_none());
+        l.push(1, 10);
+        l.push(5, 3);
+        l.push(9, 2);
+        assert_eq!(l.depth(), 3);
+        assert_eq!(l.last_mut().copied(), Some((9, 2)));
+        l.last_mut().unwrap().1 -= 1;
+        assert_eq!(l.last_mut().copied(), Some((9, 1)));
+        l.pop();
+        assert_eq!(l.last_mut().copied(), Some((5, 3)));
+        l.pop();
+        assert_eq!(l.last_mut().copied(), Some((1, 10)));
+        l.pop();
+        assert!(l.last_mut().is_none());
+        l.pop();
+        assert_eq!(l.depth(), 0);
+        l.push(2, 4);
+        assert_eq!(l.last_mut().copied(), Some((2, 4)));
+    }
+
+    #[test]
     fn per_event_fields_share_the_first_cache_lines() {
         // What the op interpreter and segment timing read on every event.
         for end in [
             offset_of!(Task, program) + size_of::<Arc<[Op]>>(),
             offset_of!(Task, pc) + 8,
-            offset_of!(Task, loops) + size_of::<Vec<(usize, u64)>>(),
+            offset_of!(Task, loops) + size_of::<LoopStack>(),
             offset_of!(Task, seg_left) + 8,
             offset_of!(Task, user_ns) + 8,
             offset_of!(Task, state) + size_of::<TaskState>(),
