@@ -514,6 +514,7 @@ fn select_idle_cpu_v6<M: Machine>(
             }
             cpus.andnot_assign(sibs);
         } else {
+            debug_assert!(sd.span.contains(c), "scan order left the domain");
             if !allowed.contains(c) {
                 continue;
             }
