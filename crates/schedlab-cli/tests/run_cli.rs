@@ -65,14 +65,9 @@ fn compare_writes_json_csv_plot_and_report() {
         .arg(&svg)
         .arg("--report")
         .arg(&html)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        .assert()
+        .success();
+    let j: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(j["schema"], "schedlab.compare/1");
     assert_eq!(j["points"][0]["variants"].as_array().unwrap().len(), 2);
     let svg_text = std::fs::read_to_string(&svg).unwrap();
@@ -178,14 +173,9 @@ fn host_check_prints_both_sides_with_errors() {
             "-v",
             "linux-6.6",
         ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(
         text.contains("## host (native output)") && text.contains("## simulated (native output)"),
         "{text}"

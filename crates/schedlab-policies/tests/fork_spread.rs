@@ -6,8 +6,9 @@
 //! ties became exact and every later fork went to the first core (239 of 320 hackbench
 //! children on one CPU).
 
-use schedlab_engine::{MachineProfile, Op, SimOptions, Simulation, TaskSpec, Workload};
-use schedlab_policies::build;
+mod common;
+
+use schedlab_engine::{Op, SimOptions, TaskSpec, Workload};
 use schedlab_trace::TraceEvent;
 use std::sync::Arc;
 
@@ -28,21 +29,17 @@ fn sleeping_children_spread_over_the_cores_of_the_parents_node() {
             Op::WaitChildren,
         ],
     ));
-    let b = build("linux-6.6", &topo, 1).unwrap();
-    let mut sim = Simulation::new(
-        topo.clone(),
-        MachineProfile::default(),
-        b.config,
-        b.policy,
-        b.balancer,
+    // The policy seed is the run's default seed (1), as before.
+    let mut sim = common::simulation(
+        "linux-6.6",
+        &topo,
         w,
         SimOptions {
             trace: true,
             check_invariants: true,
             ..Default::default()
         },
-    )
-    .unwrap();
+    );
     sim.run();
     let trace = sim.take_trace().unwrap();
     let mut per_cpu = vec![0u32; topo.nr_cpus()];

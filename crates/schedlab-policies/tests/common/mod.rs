@@ -92,6 +92,27 @@ pub fn pingpong_and_timer(loops: u64) -> Workload {
     w
 }
 
+/// A simulation of `workload` under `variant` on `topo`, the policy seeded like the run
+/// (`opts.seed`); panics with the variant name if it cannot be built.
+pub fn simulation(
+    variant: &str,
+    topo: &Arc<Topology>,
+    workload: Workload,
+    opts: SimOptions,
+) -> Simulation {
+    let b = build(variant, topo, opts.seed).unwrap_or_else(|e| panic!("{variant}: {e}"));
+    Simulation::new(
+        topo.clone(),
+        MachineProfile::default(),
+        b.config,
+        b.policy,
+        b.balancer,
+        workload,
+        opts,
+    )
+    .unwrap_or_else(|e| panic!("{variant}: {e}"))
+}
+
 /// Runs `workload` under `variant` on `topo`; panics with the variant name if it does not
 /// complete.
 pub fn run(
@@ -101,23 +122,13 @@ pub fn run(
     check: bool,
     seed: u64,
 ) -> Simulation {
-    let b = build(variant, topo, seed).unwrap_or_else(|e| panic!("{variant}: {e}"));
     let opts = SimOptions {
         seed,
         check_invariants: check,
         max_events: Some(5_000_000),
         ..Default::default()
     };
-    let mut sim = Simulation::new(
-        topo.clone(),
-        MachineProfile::default(),
-        b.config,
-        b.policy,
-        b.balancer,
-        workload,
-        opts,
-    )
-    .unwrap_or_else(|e| panic!("{variant}: {e}"));
+    let mut sim = simulation(variant, topo, workload, opts);
     let end = sim.run();
     assert_eq!(
         end,
