@@ -1892,7 +1892,7 @@ impl Simulation {
             let mut user = 0.0;
             match op {
                 Op::Compute(d) => {
-                    let mut work = (self.sample(d)) as f64;
+                    let mut work = self.sample(d) as f64;
                     let task = &self.tasks[t];
                     if task.mem_intensity > 0.0
                         && let Some(home) = task.home_node

@@ -73,8 +73,7 @@ pub enum TaskState {
 /// iterations of a run with thousands of tasks. Outer loops (rare) spill to a `Vec`.
 #[derive(Clone, Debug, Default)]
 pub struct LoopStack {
-    top: (usize, u64),
-    depth: usize,
+    top: Option<(usize, u64)>,
     outer: Vec<(usize, u64)>,
 }
 
@@ -82,32 +81,24 @@ impl LoopStack {
     /// Opens a loop starting at op `start`, running `n` times.
     #[inline]
     pub fn push(&mut self, start: usize, n: u64) {
-        if self.depth > 0 {
-            self.outer.push(self.top);
+        if let Some(t) = self.top.replace((start, n)) {
+            self.outer.push(t);
         }
-        self.top = (start, n);
-        self.depth += 1;
     }
     /// The innermost open loop.
     #[inline]
     pub fn last_mut(&mut self) -> Option<&mut (usize, u64)> {
-        (self.depth > 0).then_some(&mut self.top)
+        self.top.as_mut()
     }
     /// Closes the innermost loop.
     #[inline]
     pub fn pop(&mut self) {
-        if self.depth == 0 {
-            return;
-        }
-        self.depth -= 1;
-        if self.depth > 0 {
-            self.top = self.outer.pop().unwrap_or_default();
-        }
+        self.top = self.outer.pop();
     }
     /// Number of open loops.
     #[cfg(test)]
     pub fn depth(&self) -> usize {
-        self.depth
+        self.outer.len() + usize::from(self.top.is_some())
     }
 }
 
