@@ -180,7 +180,17 @@ impl RqTree {
 }
 
 /// `delta · NICE_0_LOAD / weight`.
+///
+/// Runs several times per wakeup: nice-0 tasks and any delta below 2^54 ns (208 days)
+/// avoid the 128-bit division, with the same result.
+#[inline]
 pub fn calc_delta_fair(delta: u64, weight: u64) -> i64 {
+    if weight == NICE_0_LOAD {
+        return delta as i64;
+    }
+    if delta < 1 << 54 {
+        return ((delta << 10) / weight.max(1)) as i64;
+    }
     ((delta as u128 * NICE_0_LOAD as u128) / weight.max(1) as u128) as i64
 }
 
@@ -430,8 +440,13 @@ impl Simulation {
                         load += self.tasks[c].weight as i64;
                     }
                     if load > 0 {
-                        lag = (self.tasks[t].vlag as i128 * (load + w as i64) as i128
-                            / load as i128) as i64;
+                        let (vlag, scaled) = (self.tasks[t].vlag, load + w as i64);
+                        // 64-bit when the product fits (always, short of extreme lags);
+                        // both divisions truncate toward zero.
+                        lag = match vlag.checked_mul(scaled) {
+                            Some(p) => p / load,
+                            None => (vlag as i128 * scaled as i128 / load as i128) as i64,
+                        };
                     }
                 }
                 if initial && self.cfg.features.place_deadline_initial {
@@ -679,6 +694,17 @@ mod tests {
     use std::collections::BTreeSet;
 
     proptest! {
+        /// The fast paths of `calc_delta_fair` give the 128-bit result everywhere, including
+        /// at the 2^54 boundary and for weights of 0 and NICE_0_LOAD.
+        #[test]
+        fn calc_delta_fair_matches_wide_arithmetic(
+            delta in prop_oneof![any::<u64>(), (1u64 << 54) - 4..(1u64 << 54) + 4, 0u64..1 << 40],
+            weight in prop_oneof![Just(0u64), Just(super::NICE_0_LOAD), 1u64..100_000, any::<u64>()],
+        ) {
+            let wide = ((delta as u128 * super::NICE_0_LOAD as u128) / weight.max(1) as u128) as i64;
+            prop_assert_eq!(super::calc_delta_fair(delta, weight), wide);
+        }
+
         /// Across both representations and the switches between them, the runqueue behaves
         /// exactly like an ordered set.
         #[test]
