@@ -58,8 +58,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "scenario", "events", "CPU s", "events/s", "ctx switch/s", "sim s/s", "peak MiB", "target"
     );
     println!(
-        "(rates per second of this thread's CPU time, which a busy shared machine distorts less than wall time; best of {} run(s); wall time in brackets)",
-        args.repeat
+        "(rates per second of this thread's CPU time, which a busy shared machine distorts less than wall time; best of {} run(s); wall time in brackets; build: {})",
+        args.repeat,
+        build_kind()
     );
     for s in list {
         let mut best: Option<Measured> = None;
@@ -99,6 +100,16 @@ pub fn run(args: BenchArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// How this binary was built: speed figures of a debug build mean nothing, and a PGO build
+/// (`scripts/pgo-build.sh` sets `SCHEDLAB_BUILD`) is faster than a plain release build.
+fn build_kind() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug, not for measuring"
+    } else {
+        option_env!("SCHEDLAB_BUILD").unwrap_or("release")
+    }
 }
 
 /// Builds and runs one scenario, measuring CPU and wall time and the peak heap.

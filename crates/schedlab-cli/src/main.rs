@@ -63,6 +63,15 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Host(_)) {
+        // `schedlab bench | head` should end quietly when the reader goes, like any Unix
+        // filter, not panic in `println!`. The host harness keeps Rust's default (SIGPIPE
+        // ignored): its benchmarks write to pipes of their own and handle EPIPE.
+        // SAFETY: called before any thread is started; only resets a signal disposition.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let _ = ctrlc::set_handler(|| {
         schedlab_host::request_cancel();
         if schedlab_experiment::runner::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst)

@@ -201,6 +201,13 @@ fn bench_prints_rates_next_to_their_targets() {
         .clone();
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("best of 2 run(s)"), "{out}");
+    // The build is named, so figures from a debug build are not taken for real ones.
+    let build = if cfg!(debug_assertions) {
+        "build: debug, not for measuring"
+    } else {
+        "build: release"
+    };
+    assert!(out.contains(build), "{out}");
     let line = out
         .lines()
         .find(|l| l.starts_with("pipe-pair-2cpu"))
@@ -216,4 +223,28 @@ fn bench_prints_rates_next_to_their_targets() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("no scenario name contains"));
+}
+
+/// `schedlab bench | head -1`: the reader leaves after the header, the next line meets a
+/// closed pipe, and the process ends by SIGPIPE like any Unix filter, without a panic message.
+#[test]
+fn a_closed_stdout_ends_the_run_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .args(["bench", "--only", "pipe-pair"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("scenario"), "{first}");
+    // The reader is dropped here, before the scenario's line is printed.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
 }
