@@ -16,7 +16,7 @@
 
 use crate::config::ClassKind;
 use crate::sim::Simulation;
-use crate::state::TaskState;
+use crate::state::{Task, TaskState};
 use crate::task::TaskId;
 use crate::time::Time;
 use schedlab_topo::CpuId;
@@ -30,9 +30,15 @@ pub struct RunQueue {
     /// Queued tasks by key (vruntime, deadline or O(1) priority/sequence).
     pub tree: RqTree,
     /// The same tasks, least recently run first (`exec_start`, then id): the order in which
-    /// the kernel's `detach_tasks` walks `cfs_tasks` from its tail, so a balance pass reads
-    /// its few candidates from the front instead of sorting the whole queue.
+    /// the kernel's `detach_tasks` walks `cfs_tasks` from its tail, so a balance pass on a
+    /// long queue reads its few candidates from the front instead of sorting the whole
+    /// queue. Kept only while the queue is long (`lru_kept`): a short one (the usual
+    /// handful) is sorted when a balance pass asks ([`RunQueue::coldest`]), which costs
+    /// less than keeping a second ordered set on every enqueue and dequeue.
     pub lru: RqTree,
+    /// Whether `lru` is kept: set when the queue grows past [`RQ_LONG`], cleared (and `lru`
+    /// emptied) when it falls below [`RQ_SHORT`], like the tree's own representations.
+    pub lru_kept: bool,
     /// Monotonic reference vruntime (`min_vruntime`; EEVDF: the zero-lag point reference).
     pub min_vruntime: i64,
     /// EEVDF: Σ w·(v − min_vruntime) over queued tasks.
@@ -45,6 +51,48 @@ pub struct RunQueue {
     pub last: Option<TaskId>,
     /// O(1): FIFO sequence.
     pub seq: u64,
+}
+
+impl RunQueue {
+    /// The queued tasks least recently run first (`cfs_tasks` from its tail): from `lru`
+    /// on a long queue, sorted here on a short one (at most [`RQ_LONG`] entries, on the
+    /// stack). `tasks` gives each task's `exec_start`.
+    pub fn coldest<'a>(&'a self, tasks: &[Task]) -> Coldest<'a> {
+        if self.lru_kept {
+            return Coldest::Kept(self.lru.iter());
+        }
+        debug_assert!(self.tree.len() <= RQ_LONG, "long queue without its lru");
+        let mut buf = [(0i64, 0 as TaskId); RQ_LONG];
+        let mut n = 0;
+        for &(_, t) in self.tree.iter().take(RQ_LONG) {
+            buf[n] = (tasks[t].exec_start as i64, t);
+            n += 1;
+        }
+        buf[..n].sort_unstable();
+        Coldest::Sorted(buf.into_iter().take(n))
+    }
+}
+
+/// Iterator of [`RunQueue::coldest`].
+// The sorted form carries its short queue inline (1 KiB, on the stack of a balance pass)
+// rather than allocating one per pass.
+#[allow(clippy::large_enum_variant)]
+pub enum Coldest<'a> {
+    /// Over the kept order of a long queue.
+    Kept(RqIter<'a>),
+    /// Over a short queue sorted on demand.
+    Sorted(std::iter::Take<std::array::IntoIter<(i64, TaskId), RQ_LONG>>),
+}
+
+impl Iterator for Coldest<'_> {
+    type Item = TaskId;
+    #[inline]
+    fn next(&mut self) -> Option<TaskId> {
+        match self {
+            Coldest::Kept(i) => i.next().map(|&(_, t)| t),
+            Coldest::Sorted(i) => i.next().map(|(_, t)| t),
+        }
+    }
 }
 
 /// The ordered set of queued `(key, task)` pairs: the kernel's rbtree.
@@ -65,10 +113,10 @@ enum Repr {
     Long(std::collections::BTreeSet<(i64, TaskId)>),
 }
 
-/// Entries above which a short queue becomes a B-tree.
-const RQ_LONG: usize = 64;
-/// Entries below which a long queue goes back to a vector.
-const RQ_SHORT: usize = 16;
+/// Entries above which a short queue becomes a B-tree (and its `cfs_tasks` order is kept).
+pub(crate) const RQ_LONG: usize = 64;
+/// Entries below which a long queue goes back to a vector (and its order is no longer kept).
+pub(crate) const RQ_SHORT: usize = 16;
 
 impl Default for RqTree {
     fn default() -> Self {
@@ -242,7 +290,17 @@ impl Simulation {
         let lru_key = self.lru_key_of(t);
         let rq = &mut self.cpus[cpu].rq;
         rq.tree.insert((key, t));
-        rq.lru.insert(lru_key);
+        if rq.lru_kept {
+            rq.lru.insert(lru_key);
+        } else if rq.tree.len() > RQ_LONG {
+            let order: Vec<(i64, TaskId)> = (rq.tree.iter())
+                .map(|&(_, q)| (self.tasks[q].exec_start as i64, q))
+                .collect();
+            for e in order {
+                rq.lru.insert(e);
+            }
+            rq.lru_kept = true;
+        }
         if self.cfg.class == ClassKind::Eevdf {
             rq.avg_vruntime += (v - rq.min_vruntime) as i128 * w as i128;
             rq.avg_load += w;
@@ -257,8 +315,14 @@ impl Simulation {
         let rq = &mut self.cpus[cpu].rq;
         let removed = rq.tree.remove(&(key, t));
         debug_assert!(removed, "task {t} not in rq of cpu {cpu}");
-        let removed = rq.lru.remove(&lru_key);
-        debug_assert!(removed, "task {t} not in the lru of cpu {cpu}");
+        if rq.lru_kept {
+            let removed = rq.lru.remove(&lru_key);
+            debug_assert!(removed, "task {t} not in the lru of cpu {cpu}");
+            if rq.tree.len() < RQ_SHORT {
+                rq.lru = RqTree::default();
+                rq.lru_kept = false;
+            }
+        }
         if self.cfg.class == ClassKind::Eevdf {
             rq.avg_vruntime -= (v - rq.min_vruntime) as i128 * w as i128;
             rq.avg_load -= w;

@@ -478,7 +478,7 @@ impl<'a> SchedView<'a> {
     }
     /// Tasks queued on `cpu`, least recently run first (`cfs_tasks` walked from its tail).
     pub fn queued_coldest(&self, cpu: CpuId) -> impl Iterator<Item = TaskId> + '_ {
-        self.cpus[cpu].rq.lru.iter().map(|&(_, t)| t)
+        self.cpus[cpu].rq.coldest(self.tasks)
     }
     /// When a task last started running (`exec_start`, for task_hot).
     pub fn exec_start(&self, t: TaskId) -> Time {

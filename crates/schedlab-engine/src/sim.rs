@@ -2414,12 +2414,23 @@ impl Simulation {
             let mut in_lru: Vec<TaskId> = rq.lru.iter().map(|&(_, t)| t).collect();
             in_tree.sort_unstable();
             in_lru.sort_unstable();
-            if in_tree != in_lru
-                || rq
-                    .lru
-                    .iter()
-                    .any(|&(k, t)| k != self.tasks[t].exec_start as i64)
-            {
+            let kept_ok = if rq.lru_kept {
+                in_tree == in_lru
+                    && rq.tree.len() >= crate::fair::RQ_SHORT
+                    && rq
+                        .lru
+                        .iter()
+                        .all(|&(k, t)| k == self.tasks[t].exec_start as i64)
+            } else {
+                in_lru.is_empty() && rq.tree.len() <= crate::fair::RQ_LONG
+            };
+            // What the balancer reads, kept or sorted on demand: the queue, least recently
+            // run first.
+            let mut coldest: Vec<(i64, TaskId)> = (rq.tree.iter())
+                .map(|&(_, t)| (self.tasks[t].exec_start as i64, t))
+                .collect();
+            coldest.sort_unstable();
+            if !kept_ok || !rq.coldest(&self.tasks).eq(coldest.iter().map(|&(_, t)| t)) {
                 return Err(format!(
                     "cpu {c}: cfs_tasks order differs from the runqueue"
                 ));

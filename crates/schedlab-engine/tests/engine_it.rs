@@ -361,3 +361,32 @@ fn exec_moves_a_running_task_to_the_placed_cpu() {
         .count();
     assert!(moved >= 3);
 }
+
+/// 160 tasks forked onto one CPU of two: the queue grows past the short form (the balancer's
+/// least-recently-run order is then kept beside it), the balancer pulls from it, and as the
+/// tasks finish it shrinks back (the order is sorted on demand again). The invariants, which
+/// compare that order with the queue after every event, hold throughout.
+#[test]
+fn a_long_queue_keeps_its_balance_order_and_drops_it_when_short() {
+    let topo = Arc::new(schedlab_topo::regular("2cpu", "test", 1, 1, 2, 1, false).unwrap());
+    let mut w = Workload::new("storm");
+    for i in 0..160 {
+        w.spawn(TaskSpec::new(
+            format!("t{i}"),
+            vec![
+                Op::Loop(3),
+                Op::Compute(Dist::Const(200_000 + 1_000 * i)),
+                Op::Sleep(Dist::Const(50_000)),
+                Op::EndLoop,
+            ],
+        ));
+    }
+    let sim = run(topo, w, 7, true);
+    let c = sim.counters();
+    assert!(c.migrations_balance > 0, "{c:?}");
+    assert!(
+        c.busy_ns.iter().all(|&b| b > 0),
+        "both CPUs ran: {:?}",
+        c.busy_ns
+    );
+}
