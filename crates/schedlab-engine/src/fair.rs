@@ -39,12 +39,19 @@ pub struct RunQueue {
     /// Whether `lru` is kept: set when the queue grows past [`RQ_LONG`], cleared (and `lru`
     /// emptied) when it falls below [`RQ_SHORT`], like the tree's own representations.
     pub lru_kept: bool,
-    /// Monotonic reference vruntime (`min_vruntime`; EEVDF: the zero-lag point reference).
+    /// CFS: monotonic `min_vruntime`. EEVDF: the reference point the sums below are taken
+    /// from, moved to the zero-lag point only when vruntimes drift far from it ([`REBASE`]):
+    /// the average and eligibility are the same from any integer reference.
     pub min_vruntime: i64,
     /// EEVDF: Σ w·(v − min_vruntime) over queued tasks.
     pub avg_vruntime: i128,
     /// EEVDF: Σ w over queued tasks.
     pub avg_load: i64,
+    /// EEVDF: `(Σ w·(v − min_vruntime), Σ w)` with curr, as of the last `update_curr` that
+    /// found something runnable: the zero-lag point a queue with nothing runnable reports
+    /// (the kernel's stale `min_vruntime`), kept undivided so that `update_curr` does not
+    /// divide.
+    pub last_zero_lag: (i128, i64),
     /// CFS next buddy.
     pub next: Option<TaskId>,
     /// CFS last buddy.
@@ -227,6 +234,19 @@ impl RqTree {
     }
 }
 
+/// How far (virtual ns) curr's vruntime may drift from an EEVDF queue's reference point
+/// before the sums are rebased (2^32: about 4 s at nice 0).
+const REBASE: u64 = 1 << 32;
+
+/// `⌊sum / load⌋` for `load > 0`, in 64 bits when both fit (128-bit division is slow).
+#[inline]
+fn floor_div(sum: i128, load: i128) -> i64 {
+    match (i64::try_from(sum), i64::try_from(load)) {
+        (Ok(a), Ok(b)) => a.div_euclid(b),
+        _ => sum.div_euclid(load) as i64,
+    }
+}
+
 /// `delta · NICE_0_LOAD / weight`.
 ///
 /// Runs several times per wakeup: nice-0 tasks and any delta below 2^54 ns (208 days)
@@ -370,7 +390,7 @@ impl Simulation {
                         self.cpus[cpu].need_resched = true;
                     }
                 }
-                self.rebase_eevdf(cpu);
+                self.note_zero_lag(cpu);
             }
             ClassKind::O1 => {
                 task.o1_timeslice_left = task.o1_timeslice_left.saturating_sub(delta);
@@ -392,35 +412,47 @@ impl Simulation {
         rq.min_vruntime = rq.min_vruntime.max(cand);
     }
 
-    /// EEVDF: moves the reference point to the current average so sums stay small.
-    fn rebase_eevdf(&mut self, cpu: CpuId) {
-        let v = self.avg_vruntime(cpu);
+    /// EEVDF, after curr's vruntime advanced: records the zero-lag point's sums (for when
+    /// nothing is runnable), and moves the reference point to the zero-lag point once curr
+    /// has drifted [`REBASE`] from it, which keeps the sums within 64 bits (the fast
+    /// division).
+    fn note_zero_lag(&mut self, cpu: CpuId) {
+        let (sum, load) = self.eligibility_sums(cpu);
+        if load == 0 {
+            return;
+        }
+        let curr_v = self.cpus[cpu].curr.map_or(0, |c| self.tasks[c].vruntime);
         let rq = &mut self.cpus[cpu].rq;
-        let delta = v - rq.min_vruntime;
-        if delta != 0 {
+        rq.last_zero_lag = (sum, load as i64);
+        let drift = curr_v - rq.min_vruntime;
+        if drift.unsigned_abs() > REBASE {
+            let v = rq.min_vruntime + floor_div(sum, load);
+            let delta = v - rq.min_vruntime;
             rq.avg_vruntime -= rq.avg_load as i128 * delta as i128;
+            rq.last_zero_lag.0 -= load * delta as i128;
             rq.min_vruntime = v;
+            // The recorded point is now the reference itself: rebasing moved no point.
+            debug_assert_eq!(
+                floor_div(rq.last_zero_lag.0, load),
+                0,
+                "rebase moved the point"
+            );
         }
     }
 
     /// EEVDF `avg_vruntime()`: the zero-lag point, curr included while runnable.
     pub(crate) fn avg_vruntime(&self, cpu: CpuId) -> i64 {
         let rq = &self.cpus[cpu].rq;
-        let (mut sum, mut load) = (rq.avg_vruntime, rq.avg_load as i128);
-        if let Some(c) = self.curr_runnable(cpu) {
-            let t = &self.tasks[c];
-            sum += (t.vruntime - rq.min_vruntime) as i128 * t.weight as i128;
-            load += t.weight as i128;
-        }
+        let (sum, load) = self.eligibility_sums(cpu);
         if load == 0 {
-            return rq.min_vruntime;
+            // Nothing runnable: the point as of the last update with something runnable.
+            let (sum, load) = rq.last_zero_lag;
+            if load == 0 {
+                return rq.min_vruntime;
+            }
+            return rq.min_vruntime + floor_div(sum, load as i128);
         }
-        // 128-bit division is slow; the sums stay small because the reference is rebased.
-        let q = match (i64::try_from(sum), i64::try_from(load)) {
-            (Ok(a), Ok(b)) => a.div_euclid(b),
-            _ => sum.div_euclid(load) as i64,
-        };
-        rq.min_vruntime + q
+        rq.min_vruntime + floor_div(sum, load)
     }
 
     /// EEVDF `(Σ w·(v − v0), Σ w)` over the queued tasks and a runnable curr: what

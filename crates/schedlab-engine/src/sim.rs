@@ -2424,6 +2424,33 @@ impl Simulation {
             } else {
                 in_lru.is_empty() && rq.tree.len() <= crate::fair::RQ_LONG
             };
+            if self.cfg.class == ClassKind::Eevdf {
+                // The running sums match the queue, and the zero-lag point they give equals
+                // the weighted average of the absolute vruntimes (whatever the reference).
+                let (mut sum, mut load) = (0i128, 0i128);
+                for &(_, t) in rq.tree.iter() {
+                    let task = &self.tasks[t];
+                    sum += task.vruntime as i128 * task.weight as i128;
+                    load += task.weight as i128;
+                }
+                let rel = sum - load * rq.min_vruntime as i128;
+                if rel != rq.avg_vruntime || load != rq.avg_load as i128 {
+                    return Err(format!("cpu {c}: EEVDF sums differ from the queue"));
+                }
+                if let Some(t) = self.cpus[c].curr
+                    && self.tasks[t].state == TaskState::Running(c)
+                {
+                    sum += self.tasks[t].vruntime as i128 * self.tasks[t].weight as i128;
+                    load += self.tasks[t].weight as i128;
+                }
+                if load > 0 && self.avg_vruntime(c) as i128 != sum.div_euclid(load) {
+                    return Err(format!(
+                        "cpu {c}: avg_vruntime {} is not the weighted average {}",
+                        self.avg_vruntime(c),
+                        sum.div_euclid(load)
+                    ));
+                }
+            }
             // What the balancer reads, kept or sorted on demand: the queue, least recently
             // run first.
             let mut coldest: Vec<(i64, TaskId)> = (rq.tree.iter())

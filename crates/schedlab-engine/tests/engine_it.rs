@@ -390,3 +390,47 @@ fn a_long_queue_keeps_its_balance_order_and_drops_it_when_short() {
         c.busy_ns
     );
 }
+
+/// EEVDF over a long run with weights from nice -5 to 19 on one CPU: a nice-19 task alone
+/// moves the zero-lag point ~68 virtual ns per ns, so the queue's reference point is moved
+/// many times; the invariants check after every event that the running sums match the queue
+/// and that the zero-lag point is the weighted average of the absolute vruntimes.
+#[test]
+fn eevdf_zero_lag_point_stays_exact_across_rebases() {
+    let topo = Arc::new(schedlab_topo::regular("1cpu", "test", 1, 1, 1, 1, false).unwrap());
+    let mut w = Workload::new("eevdf-long");
+    w.duration_ns = Some(3_000_000_000);
+    for (i, nice) in [19, 0, -5].into_iter().enumerate() {
+        let mut spec = TaskSpec::new(
+            format!("n{nice}"),
+            vec![
+                Op::Loop(u64::MAX),
+                Op::Compute(Dist::Const(700_000 * (i as u64 + 1))),
+                Op::Sleep(Dist::Const(if nice == 19 { 100_000 } else { 9_000_000 })),
+                Op::EndLoop,
+            ],
+        );
+        spec.nice = nice;
+        w.spawn(spec);
+    }
+    let cfg = SchedConfig {
+        class: schedlab_engine::ClassKind::Eevdf,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(
+        topo,
+        MachineProfile::default(),
+        cfg,
+        Box::new(PrevCpu),
+        Box::new(NoBalance),
+        w,
+        SimOptions {
+            seed: 3,
+            check_invariants: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(sim.run(), EndReason::TimeUp);
+    assert!(sim.counters().ctx_switches > 1000, "{:?}", sim.counters());
+}
