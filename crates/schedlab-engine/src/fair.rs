@@ -25,53 +25,64 @@ use schedlab_topo::CpuId;
 pub const NICE_0_LOAD: u64 = 1024;
 
 /// Runqueue of one CPU (the tasks waiting; the running task is `Cpu::curr`).
+///
+/// Laid out by hand like [`crate::state::Cpu`], which holds it: what every enqueue, dequeue
+/// and pick reads fills the first cache line, the buddies and the recorded zero-lag point the
+/// second, the balancer's order the third.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct RunQueue {
     /// Queued tasks by key (vruntime, deadline or O(1) priority/sequence).
     pub tree: RqTree,
-    /// The same tasks, least recently run first (`exec_start`, then id): the order in which
-    /// the kernel's `detach_tasks` walks `cfs_tasks` from its tail, so a balance pass on a
-    /// long queue reads its few candidates from the front instead of sorting the whole
-    /// queue. Kept only while the queue is long (`lru_kept`): a short one (the usual
-    /// handful) is sorted when a balance pass asks ([`RunQueue::coldest`]), which costs
-    /// less than keeping a second ordered set on every enqueue and dequeue.
-    pub lru: RqTree,
-    /// Whether `lru` is kept: set when the queue grows past [`RQ_LONG`], cleared (and `lru`
-    /// emptied) when it falls below [`RQ_SHORT`], like the tree's own representations.
-    pub lru_kept: bool,
-    /// CFS: monotonic `min_vruntime`. EEVDF: the reference point the sums below are taken
-    /// from, moved to the zero-lag point only when vruntimes drift far from it ([`REBASE`]):
-    /// the average and eligibility are the same from any integer reference.
-    pub min_vruntime: i64,
     /// EEVDF: Σ w·(v − min_vruntime) over queued tasks.
     pub avg_vruntime: i128,
+    /// CFS: monotonic `min_vruntime`. EEVDF: the reference point the sums are taken from,
+    /// moved to the zero-lag point only when vruntimes drift far from it ([`REBASE`]): the
+    /// average and eligibility are the same from any integer reference.
+    pub min_vruntime: i64,
     /// EEVDF: Σ w over queued tasks.
     pub avg_load: i64,
+    /// CFS next buddy.
+    pub next: Option<TaskId>,
+    /// CFS last buddy.
+    pub last: Option<TaskId>,
     /// EEVDF: `(Σ w·(v − min_vruntime), Σ w)` with curr, as of the last `update_curr` that
     /// found something runnable: the zero-lag point a queue with nothing runnable reports
     /// (the kernel's stale `min_vruntime`), kept undivided so that `update_curr` does not
     /// divide.
     pub last_zero_lag: (i128, i64),
-    /// CFS next buddy.
-    pub next: Option<TaskId>,
-    /// CFS last buddy.
-    pub last: Option<TaskId>,
+    /// The same tasks, least recently run first (`exec_start`, then id): the order in which
+    /// the kernel's `detach_tasks` walks `cfs_tasks` from its tail, so a balance pass on a
+    /// long queue reads its few candidates from the front instead of sorting the whole
+    /// queue. Kept only while the queue is longer than [`LRU_LONG`] (until it falls below
+    /// [`LRU_SHORT`]), and empty otherwise: a short queue is sorted when a balance pass asks
+    /// ([`RunQueue::coldest`]), which costs less than keeping a second ordered set on every
+    /// enqueue and dequeue. Not for longer queues: sorting reads every queued task's
+    /// `exec_start`, a cache miss each with thousands of tasks (hackbench with 400 groups
+    /// lost 2 % when queues of up to 64 were sorted).
+    pub lru: RqTree,
     /// O(1): FIFO sequence.
     pub seq: u64,
 }
 
 impl RunQueue {
+    /// Whether the `cfs_tasks` order is kept (a kept order never holds fewer than
+    /// [`LRU_SHORT`] tasks, an unkept one is empty).
+    pub fn lru_kept(&self) -> bool {
+        !self.lru.is_empty()
+    }
+
     /// The queued tasks least recently run first (`cfs_tasks` from its tail): from `lru`
-    /// on a long queue, sorted here on a short one (at most [`RQ_LONG`] entries, on the
+    /// on a long queue, sorted here on a short one (at most [`LRU_LONG`] entries, on the
     /// stack). `tasks` gives each task's `exec_start`.
     pub fn coldest<'a>(&'a self, tasks: &[Task]) -> Coldest<'a> {
-        if self.lru_kept {
+        if self.lru_kept() {
             return Coldest::Kept(self.lru.iter());
         }
-        debug_assert!(self.tree.len() <= RQ_LONG, "long queue without its lru");
-        let mut buf = [(0i64, 0 as TaskId); RQ_LONG];
+        debug_assert!(self.tree.len() <= LRU_LONG, "long queue without its lru");
+        let mut buf = [(0i64, 0 as TaskId); LRU_LONG];
         let mut n = 0;
-        for &(_, t) in self.tree.iter().take(RQ_LONG) {
+        for &(_, t) in self.tree.iter().take(LRU_LONG) {
             buf[n] = (tasks[t].exec_start as i64, t);
             n += 1;
         }
@@ -81,14 +92,11 @@ impl RunQueue {
 }
 
 /// Iterator of [`RunQueue::coldest`].
-// The sorted form carries its short queue inline (1 KiB, on the stack of a balance pass)
-// rather than allocating one per pass.
-#[allow(clippy::large_enum_variant)]
 pub enum Coldest<'a> {
     /// Over the kept order of a long queue.
     Kept(RqIter<'a>),
     /// Over a short queue sorted on demand.
-    Sorted(std::iter::Take<std::array::IntoIter<(i64, TaskId), RQ_LONG>>),
+    Sorted(std::iter::Take<std::array::IntoIter<(i64, TaskId), LRU_LONG>>),
 }
 
 impl Iterator for Coldest<'_> {
@@ -120,10 +128,14 @@ enum Repr {
     Long(std::collections::BTreeSet<(i64, TaskId)>),
 }
 
-/// Entries above which a short queue becomes a B-tree (and its `cfs_tasks` order is kept).
-pub(crate) const RQ_LONG: usize = 64;
-/// Entries below which a long queue goes back to a vector (and its order is no longer kept).
-pub(crate) const RQ_SHORT: usize = 16;
+/// Entries above which a short queue becomes a B-tree.
+const RQ_LONG: usize = 64;
+/// Entries below which a long queue goes back to a vector.
+const RQ_SHORT: usize = 16;
+/// Queued tasks above which a runqueue keeps its `cfs_tasks` order.
+pub(crate) const LRU_LONG: usize = 8;
+/// Queued tasks below which it stops keeping it.
+pub(crate) const LRU_SHORT: usize = 4;
 
 impl Default for RqTree {
     fn default() -> Self {
@@ -310,16 +322,15 @@ impl Simulation {
         let lru_key = self.lru_key_of(t);
         let rq = &mut self.cpus[cpu].rq;
         rq.tree.insert((key, t));
-        if rq.lru_kept {
+        if rq.lru_kept() {
             rq.lru.insert(lru_key);
-        } else if rq.tree.len() > RQ_LONG {
+        } else if rq.tree.len() > LRU_LONG {
             let order: Vec<(i64, TaskId)> = (rq.tree.iter())
                 .map(|&(_, q)| (self.tasks[q].exec_start as i64, q))
                 .collect();
             for e in order {
                 rq.lru.insert(e);
             }
-            rq.lru_kept = true;
         }
         if self.cfg.class == ClassKind::Eevdf {
             rq.avg_vruntime += (v - rq.min_vruntime) as i128 * w as i128;
@@ -335,12 +346,11 @@ impl Simulation {
         let rq = &mut self.cpus[cpu].rq;
         let removed = rq.tree.remove(&(key, t));
         debug_assert!(removed, "task {t} not in rq of cpu {cpu}");
-        if rq.lru_kept {
+        if rq.lru_kept() {
             let removed = rq.lru.remove(&lru_key);
             debug_assert!(removed, "task {t} not in the lru of cpu {cpu}");
-            if rq.tree.len() < RQ_SHORT {
+            if rq.tree.len() < LRU_SHORT {
                 rq.lru = RqTree::default();
-                rq.lru_kept = false;
             }
         }
         if self.cfg.class == ClassKind::Eevdf {

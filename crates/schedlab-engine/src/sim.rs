@@ -2414,15 +2414,15 @@ impl Simulation {
             let mut in_lru: Vec<TaskId> = rq.lru.iter().map(|&(_, t)| t).collect();
             in_tree.sort_unstable();
             in_lru.sort_unstable();
-            let kept_ok = if rq.lru_kept {
+            let kept_ok = if rq.lru_kept() {
                 in_tree == in_lru
-                    && rq.tree.len() >= crate::fair::RQ_SHORT
+                    && rq.tree.len() >= crate::fair::LRU_SHORT
                     && rq
                         .lru
                         .iter()
                         .all(|&(k, t)| k == self.tasks[t].exec_start as i64)
             } else {
-                in_lru.is_empty() && rq.tree.len() <= crate::fair::RQ_LONG
+                in_lru.is_empty() && rq.tree.len() <= crate::fair::LRU_LONG
             };
             if self.cfg.class == ClassKind::Eevdf {
                 // The running sums match the queue, and the zero-lag point they give equals

@@ -216,13 +216,14 @@ pub struct Cpu {
     pub prev_mm: Option<u32>,
     pub nr_switches: u64,
     pub rq: RunQueue,
-    // PELT of the CPU: load incl. blocked tasks, running time, load of runnable tasks only.
+    pub avg_idle: u64,
+    pub max_idle_balance_cost: u64,
+    // PELT of the CPU: load incl. blocked tasks, running time, load of runnable tasks only
+    // (one cache line: the balancer reads them for every CPU it looks at).
     pub load: Signal,
     pub util: Signal,
     pub runnable: Signal,
-    pub avg_idle: u64,
     pub idle_stamp: Option<Time>,
-    pub max_idle_balance_cost: u64,
     pub last_mode_change: Time,
     pub busy_ns: u64,
     pub idle_ns: u64,
@@ -283,6 +284,23 @@ mod layout_tests {
             offset_of!(Cpu, pending) + 4,
         ] {
             assert!(end <= 64, "cpu field ends at byte {end}");
+        }
+        // The CPU's three PELT signals share a line; so do the runqueue fields every
+        // enqueue, dequeue and pick reads.
+        let line = |off: usize| off / 64;
+        assert_eq!(
+            line(offset_of!(Cpu, load)),
+            line(offset_of!(Cpu, runnable) + 15)
+        );
+        let rq = offset_of!(Cpu, rq);
+        assert_eq!(rq % 64, 0);
+        for end in [
+            offset_of!(RunQueue, tree) + size_of::<crate::fair::RqTree>(),
+            offset_of!(RunQueue, avg_vruntime) + 16,
+            offset_of!(RunQueue, min_vruntime) + 8,
+            offset_of!(RunQueue, avg_load) + 8,
+        ] {
+            assert!(end <= 64, "runqueue field ends at byte {end}");
         }
         assert_eq!(std::mem::align_of::<Task>(), 64);
         assert_eq!(std::mem::align_of::<Cpu>(), 64);

@@ -362,9 +362,10 @@ fn exec_moves_a_running_task_to_the_placed_cpu() {
     assert!(moved >= 3);
 }
 
-/// 160 tasks forked onto one CPU of two: the queue grows past the short form (the balancer's
-/// least-recently-run order is then kept beside it), the balancer pulls from it, and as the
-/// tasks finish it shrinks back (the order is sorted on demand again). The invariants, which
+/// 160 tasks started on one CPU of two: the queue grows long (the balancer's
+/// least-recently-run order is then kept beside it, and the tree changes form), the balancer
+/// pulls from it, and as the tasks finish it shrinks back (the order is sorted on demand
+/// again). The invariants, which
 /// compare that order with the queue after every event, hold throughout.
 #[test]
 fn a_long_queue_keeps_its_balance_order_and_drops_it_when_short() {
