@@ -4,8 +4,8 @@
 use schedlab_engine::policy::{FixedPlacement, PrevCpu};
 use schedlab_engine::task::{Slot, WAKE_ALL};
 use schedlab_engine::{
-    CfsBalancer, ChannelKind, Dist, EndReason, MachineProfile, NoBalance, Op, SchedConfig,
-    SimOptions, Simulation, TaskSpec, Workload,
+    Balancer, CfsBalancer, ChannelKind, Dist, EndReason, MachineProfile, NoBalance, Op,
+    SchedConfig, SimOptions, Simulation, TaskSpec, Workload,
 };
 use schedlab_topo::{CpuSet, Topology};
 use std::sync::Arc;
@@ -53,15 +53,21 @@ fn pingpong(loops: u64, pin: Option<(usize, usize)>, n: usize) -> Workload {
     w
 }
 
-fn run(topo: Arc<Topology>, w: Workload, seed: u64, check: bool) -> Simulation {
-    let cfg = SchedConfig::default();
-    let bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
-    let mut sim = Simulation::new(
+/// A simulation of `w` under `cfg` with the prev-CPU placement, not yet run.
+fn simulation(
+    topo: Arc<Topology>,
+    cfg: SchedConfig,
+    balancer: Box<dyn Balancer>,
+    w: Workload,
+    seed: u64,
+    check: bool,
+) -> Simulation {
+    Simulation::new(
         topo,
         MachineProfile::default(),
         cfg,
         Box::new(PrevCpu),
-        Box::new(bal),
+        balancer,
         w,
         SimOptions {
             seed,
@@ -69,7 +75,14 @@ fn run(topo: Arc<Topology>, w: Workload, seed: u64, check: bool) -> Simulation {
             ..Default::default()
         },
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// Runs `w` to completion under the default (CFS) configuration and balancer.
+fn run(topo: Arc<Topology>, w: Workload, seed: u64, check: bool) -> Simulation {
+    let cfg = SchedConfig::default();
+    let bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
+    let mut sim = simulation(topo, cfg, Box::new(bal), w, seed, check);
     let end = sim.run();
     assert_eq!(end, EndReason::AllExited, "run ended with {end:?}");
     sim
@@ -171,17 +184,14 @@ fn deadlock_is_reported_not_hung() {
     let mut w = Workload::new("dead");
     let ch = w.channel(ChannelKind::pipe(), "never-written");
     w.spawn(TaskSpec::new("reader", vec![Op::Recv { ch }]));
-    let cfg = SchedConfig::default();
-    let mut sim = Simulation::new(
+    let mut sim = simulation(
         core2quad(),
-        MachineProfile::default(),
-        cfg,
-        Box::new(PrevCpu),
+        SchedConfig::default(),
         Box::new(NoBalance),
         w,
-        SimOptions::default(),
-    )
-    .unwrap();
+        1,
+        false,
+    );
     match sim.run() {
         EndReason::Deadlock(v) => {
             assert_eq!(v.len(), 1);
@@ -365,8 +375,8 @@ fn exec_moves_a_running_task_to_the_placed_cpu() {
 /// 160 tasks started on one CPU of two: the queue grows long (the balancer's
 /// least-recently-run order is then kept beside it, and the tree changes form), the balancer
 /// pulls from it, and as the tasks finish it shrinks back (the order is sorted on demand
-/// again). The invariants, which
-/// compare that order with the queue after every event, hold throughout.
+/// again). The invariants, which compare that order with the queue after every event, hold
+/// throughout.
 #[test]
 fn a_long_queue_keeps_its_balance_order_and_drops_it_when_short() {
     let topo = Arc::new(schedlab_topo::regular("2cpu", "test", 1, 1, 2, 1, false).unwrap());
@@ -418,20 +428,7 @@ fn eevdf_zero_lag_point_stays_exact_across_rebases() {
         class: schedlab_engine::ClassKind::Eevdf,
         ..Default::default()
     };
-    let mut sim = Simulation::new(
-        topo,
-        MachineProfile::default(),
-        cfg,
-        Box::new(PrevCpu),
-        Box::new(NoBalance),
-        w,
-        SimOptions {
-            seed: 3,
-            check_invariants: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut sim = simulation(topo, cfg, Box::new(NoBalance), w, 3, true);
     assert_eq!(sim.run(), EndReason::TimeUp);
     assert!(sim.counters().ctx_switches > 1000, "{:?}", sim.counters());
 }
