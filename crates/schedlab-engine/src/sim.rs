@@ -2410,20 +2410,6 @@ impl Simulation {
                 return Err(format!("cpu {c}: runqueue key out of date"));
             }
             let rq = &self.cpus[c].rq;
-            let mut in_tree: Vec<TaskId> = rq.tree.iter().map(|&(_, t)| t).collect();
-            let mut in_lru: Vec<TaskId> = rq.lru.iter().map(|&(_, t)| t).collect();
-            in_tree.sort_unstable();
-            in_lru.sort_unstable();
-            let kept_ok = if rq.lru_kept() {
-                in_tree == in_lru
-                    && rq.tree.len() >= crate::fair::LRU_SHORT
-                    && rq
-                        .lru
-                        .iter()
-                        .all(|&(k, t)| k == self.tasks[t].exec_start as i64)
-            } else {
-                in_lru.is_empty() && rq.tree.len() <= crate::fair::LRU_LONG
-            };
             if self.cfg.class == ClassKind::Eevdf {
                 // The running sums match the queue, and the zero-lag point they give equals
                 // the weighted average of the absolute vruntimes (whatever the reference).
@@ -2451,8 +2437,15 @@ impl Simulation {
                     ));
                 }
             }
-            // What the balancer reads, kept or sorted on demand: the queue, least recently
-            // run first.
+            // The balancer's order is kept (with current keys) exactly while the queue is
+            // long, and what the balancer reads, kept or sorted on demand, is the queue,
+            // least recently run first.
+            let kept_ok = if rq.lru_kept() {
+                rq.tree.len() >= crate::fair::LRU_SHORT
+                    && (rq.lru.iter()).all(|&(k, t)| k == self.tasks[t].exec_start as i64)
+            } else {
+                rq.tree.len() <= crate::fair::LRU_LONG
+            };
             let mut coldest: Vec<(i64, TaskId)> = (rq.tree.iter())
                 .map(|&(_, t)| (self.tasks[t].exec_start as i64, t))
                 .collect();
