@@ -746,7 +746,7 @@ impl Simulation {
             weight,
             nice,
             mm,
-            nr_allowed: allowed.count(),
+            nr_allowed: allowed.count() as u32,
             allowed,
             parent,
             live_children: 0,

@@ -105,14 +105,15 @@ impl LoopStack {
 /// One task.
 ///
 /// Laid out by hand (`repr(C)`, cache-line aligned): the fields every simulated event touches
-/// (the op interpreter and the running segment) share the first two cache lines, those of a
-/// switch or wakeup the next ones, and the rarely read ones come last. Big runs hold tens of
-/// thousands of tasks, far beyond the L1/L2 caches, so the number of lines an event touches is
-/// much of its cost.
+/// (the op interpreter and the running segment) share the first two cache lines; what waking
+/// a sleeping task reads and writes the next two (with the affinity mask's first line); what
+/// a switch adds the two after; the rarely read ones come last. Big runs hold tens of
+/// thousands of tasks, far beyond the L1/L2 caches, and even 64 tasks overflow a 32 KiB L1, so
+/// the number of lines an event touches is much of its cost.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Task {
-    // --- the op interpreter and the running segment
+    // --- line 0-1: the op interpreter and the running segment
     pub program: Arc<[Op]>,
     pub pc: usize,
     pub loops: LoopStack,
@@ -122,48 +123,52 @@ pub struct Task {
     /// refetches), ns at full speed: what `getrusage` reports as user time. The rest of
     /// `sum_exec` (syscalls, fork, exec, switches) is system time.
     pub user_ns: f64,
+    pub last_recv_bytes: u64,
+    pub mem_intensity: f64,
     pub state: TaskState,
     /// `task_cpu(p)`: where it last ran or is queued.
     pub cpu: CpuId,
-    pub last_recv_bytes: u64,
-    pub mem_intensity: f64,
-    pub home_node: Option<usize>,
-    // --- the fair class, switches and wakeups
+    // --- line 2-3: waking a sleeping task (placement, enqueue, PELT sync)
     pub weight: u64,
     pub vruntime: i64,
     pub deadline: i64,
     pub slice: u64,
     pub vlag: i64,
     pub exec_start: Time,
+    pub runnable_since: Time,
+    pub nr_allowed: u32,
+    pub delayed: bool,
+    // PELT
+    pub load: Signal,
+    pub util: Signal,
+    pub wake_time: Option<Time>,
+    pub custom_slice: Option<u64>,
+    // --- line 4-5: switching in and out
     pub sum_exec: u64,
     pub prev_sum_exec: u64,
     pub protect_until_deadline: Option<i64>,
-    pub custom_slice: Option<u64>,
     pub last_ran_cpu: Option<CpuId>,
     pub last_ran_end: Time,
     pub ws_bytes: u64,
-    pub wake_time: Option<Time>,
-    pub runnable_since: Time,
     pub run_delay_ns: u64,
     pub ran_since_wake: u64,
     pub avg_overlap: u64,
     pub last_wakeup_ts: Time,
-    // PELT
-    pub load: Signal,
-    pub util: Signal,
+    pub home_node: Option<usize>,
     pub mm: u32,
     pub nice: i32,
-    pub delayed: bool,
     pub self_posted: bool,
     pub waiting_children: bool,
-    pub timer_gen: u32,
-    pub live_children: u32,
-    pub nr_allowed: usize,
-    // --- rarely read
-    pub spec: SpecId,
-    pub parent: Option<TaskId>,
+    // --- line 6: the switch's counters and the affinity mask every placement reads (its
+    // length and first words share this line)
     pub nr_voluntary: u64,
     pub nr_involuntary: u64,
+    pub allowed: CpuSet,
+    // --- rarely read
+    pub timer_gen: u32,
+    pub live_children: u32,
+    pub spec: SpecId,
+    pub parent: Option<TaskId>,
     pub nr_migrations: u64,
     /// Remaining spin budget of a lock attempt in progress.
     pub spin_left: u64,
@@ -173,7 +178,6 @@ pub struct Task {
     pub o1_sleep_avg: f64,
     pub o1_seq: u64,
     pub slots: [Time; 8],
-    pub allowed: CpuSet,
 }
 
 /// Idle or not, from the CPU's point of view.
@@ -284,6 +288,28 @@ mod layout_tests {
             offset_of!(Cpu, pending) + 4,
         ] {
             assert!(end <= 64, "cpu field ends at byte {end}");
+        }
+        // A wakee's affinity test reads the mask's length and first word from one line,
+        // and the task's other wakeup fields come before it.
+        let allowed = offset_of!(Task, allowed);
+        assert_eq!(
+            allowed / 64,
+            (allowed + 16) / 64,
+            "mask length and first word split"
+        );
+        // Waking a sleeping task touches lines 1-3 and the mask's first line only.
+        for (field, off) in [
+            ("weight", offset_of!(Task, weight)),
+            ("vlag", offset_of!(Task, vlag)),
+            ("runnable_since", offset_of!(Task, runnable_since)),
+            ("nr_allowed", offset_of!(Task, nr_allowed)),
+            ("delayed", offset_of!(Task, delayed)),
+            ("load", offset_of!(Task, load)),
+            ("util", offset_of!(Task, util) + 15),
+            ("wake_time", offset_of!(Task, wake_time) + 15),
+            ("custom_slice", offset_of!(Task, custom_slice) + 15),
+        ] {
+            assert!((128..256).contains(&off), "{field} at byte {off}");
         }
         // The CPU's three PELT signals share a line; so do the runqueue fields every
         // enqueue, dequeue and pick reads.

@@ -14,10 +14,14 @@ pub type CpuId = usize;
 const WORDS: usize = crate::cpulist::MAX_CPUS / 64;
 
 /// A set of CPUs, stored as a bitmask of `nr_cpus` bits.
+///
+/// The length comes first (`repr(C)`): a membership test reads it and one word, which then
+/// share a cache line for the first few hundred CPUs (each task holds one of these).
 #[derive(Clone, PartialEq, Eq, Hash)]
+#[repr(C)]
 pub struct CpuSet {
-    words: [u64; WORDS],
     nr_cpus: usize,
+    words: [u64; WORDS],
 }
 
 impl Default for CpuSet {
