@@ -400,7 +400,8 @@ impl Simulation {
                         self.cpus[cpu].need_resched = true;
                     }
                 }
-                self.note_zero_lag(cpu);
+                let curr_v = task.vruntime;
+                self.note_zero_lag(cpu, curr_v);
             }
             ClassKind::O1 => {
                 task.o1_timeslice_left = task.o1_timeslice_left.saturating_sub(delta);
@@ -422,25 +423,23 @@ impl Simulation {
         rq.min_vruntime = rq.min_vruntime.max(cand);
     }
 
-    /// EEVDF, after curr's vruntime advanced: records the zero-lag point's sums (for when
-    /// nothing is runnable), and moves the reference point to the zero-lag point once curr
-    /// has drifted [`REBASE`] from it, which keeps the sums within 64 bits (the fast
+    /// EEVDF, after curr's vruntime advanced to `curr_v`: records the zero-lag point's sums
+    /// (for when nothing is runnable), and moves the reference point to the zero-lag point
+    /// once curr has drifted [`REBASE`] from it, which keeps the sums within 64 bits (the fast
     /// division).
-    fn note_zero_lag(&mut self, cpu: CpuId) {
+    fn note_zero_lag(&mut self, cpu: CpuId, curr_v: i64) {
         let (sum, load) = self.eligibility_sums(cpu);
         if load == 0 {
             return;
         }
-        let curr_v = self.cpus[cpu].curr.map_or(0, |c| self.tasks[c].vruntime);
         let rq = &mut self.cpus[cpu].rq;
         rq.last_zero_lag = (sum, load as i64);
-        let drift = curr_v - rq.min_vruntime;
-        if drift.unsigned_abs() > REBASE {
-            let v = rq.min_vruntime + floor_div(sum, load);
-            let delta = v - rq.min_vruntime;
+        if (curr_v - rq.min_vruntime).unsigned_abs() > REBASE {
+            // The zero-lag point relative to the reference: the reference moves onto it.
+            let delta = floor_div(sum, load);
             rq.avg_vruntime -= rq.avg_load as i128 * delta as i128;
             rq.last_zero_lag.0 -= load * delta as i128;
-            rq.min_vruntime = v;
+            rq.min_vruntime += delta;
             // The recorded point is now the reference itself: rebasing moved no point.
             debug_assert_eq!(
                 floor_div(rq.last_zero_lag.0, load),
