@@ -2429,12 +2429,13 @@ impl Simulation {
                     sum += self.tasks[t].vruntime as i128 * self.tasks[t].weight as i128;
                     load += self.tasks[t].weight as i128;
                 }
-                if load > 0 && self.avg_vruntime(c) as i128 != sum.div_euclid(load) {
-                    return Err(format!(
-                        "cpu {c}: avg_vruntime {} is not the weighted average {}",
-                        self.avg_vruntime(c),
-                        sum.div_euclid(load)
-                    ));
+                if load > 0 {
+                    let (got, want) = (self.avg_vruntime(c) as i128, sum.div_euclid(load));
+                    if got != want {
+                        return Err(format!(
+                            "cpu {c}: avg_vruntime {got} is not the weighted average {want}"
+                        ));
+                    }
                 }
             }
             // The balancer's order is kept (with current keys) exactly while the queue is
