@@ -33,9 +33,11 @@ trap 'rm -rf "$tmp"' EXIT
 printf '%-16s %10s %12s %12s %12s\n' scenario events "instr/event" machinery "modelled"
 for s in "$@"; do
     valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$bin" bench --only "$s" \
-        >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+        >"$tmp/out" 2>"$tmp/err" || { grep -v "^==" "$tmp/err" >&2; exit 1; }
+    # One scenario per callgrind run: `--only` matches by substring (pairs1 names three).
+    matched=$(awk 'NR > 1 && $2 ~ /^[0-9]+$/' "$tmp/out" | wc -l)
+    [ "$matched" -eq 1 ] || { echo "'$s' names $matched scenarios; give one (schedlab bench lists them)" >&2; exit 2; }
     events=$(awk 'NR > 1 && $2 ~ /^[0-9]+$/ {print $2; exit}' "$tmp/out")
-    [ -n "$events" ] || { echo "no scenario matched '$s'" >&2; exit 2; }
     callgrind_annotate --inclusive=no --auto=no --threshold=100 "$tmp/cg" >"$tmp/ann"
     python3 - "$tmp/ann" "$events" "$s" <<'EOF'
 import re, sys
