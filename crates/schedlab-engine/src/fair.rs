@@ -325,11 +325,11 @@ impl Simulation {
         if rq.lru_kept() {
             rq.lru.insert(lru_key);
         } else if rq.tree.len() > LRU_LONG {
-            let order: Vec<(i64, TaskId)> = (rq.tree.iter())
-                .map(|&(_, q)| (self.tasks[q].exec_start as i64, q))
-                .collect();
-            for e in order {
-                rq.lru.insert(e);
+            // The queue just became long: its order is kept from here on (same keys as
+            // `lru_key_of`, read through the disjoint `tasks` borrow).
+            let tasks = &self.tasks;
+            for &(_, q) in rq.tree.iter() {
+                rq.lru.insert((tasks[q].exec_start as i64, q));
             }
         }
         if self.cfg.class == ClassKind::Eevdf {
