@@ -193,6 +193,8 @@ pub struct SingleRun {
     pub trace: Option<schedlab_trace::Trace>,
     /// Full engine counters, for printing.
     pub counters_text: String,
+    /// Hash of the engine's event stream (the determinism guard's fingerprint).
+    pub event_hash: u64,
 }
 
 /// Runs one (point, variant, repetition).
@@ -244,6 +246,7 @@ pub fn run_one(
         .map_err(|e| ExperimentError::Run(e.to_string()))?;
     let counters = RunCounters::from_engine(sim.counters());
     let counters_text = sim.counters().to_text();
+    let event_hash = sim.event_hash();
     let tr = sim.take_trace();
     Ok(SingleRun {
         record: RunRecord {
@@ -258,6 +261,7 @@ pub fn run_one(
         },
         trace: tr,
         counters_text,
+        event_hash,
     })
 }
 
