@@ -47,8 +47,12 @@ schedlab run -w pipe:loops=100000 -v linux-6.6,NO_SIS_UTIL,SIS_PROP --trace pipe
 pub struct RunArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// Policy variant POLICY[,SWITCH]... (see `schedlab policies`).
-    #[arg(short = 'v', long = "variant", default_value = DEFAULT_VARIANT)]
+    #[arg(
+        short = 'v',
+        long = "variant",
+        default_value = DEFAULT_VARIANT,
+        help = "Policy variant POLICY[,SWITCH]... (see `schedlab policies`)."
+    )]
     variant: String,
     /// Print the result and counters as JSON.
     #[arg(long)]
@@ -59,8 +63,8 @@ pub struct RunArgs {
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  schedlab compare\n  \
 schedlab compare -t xeon-2s12c -w tbench:duration=300ms -v linux-4.6 -v linux-4.6,NO_OLD_IDLE,NO_ORDER_IDLE,IDLE_CORE,IDLE_CPU,IDLE_SMT --sweep clients=8,16,32 --reps 5\n  \
-schedlab compare experiments/r1-wakeup-buddy.toml --jobs 2 --out r1.jsonl --plot r1.svg --report r1.html\n  \
-schedlab compare experiments/r1-wakeup-buddy.toml --shard 1/4 --out shard1.jsonl   # then: schedlab merge shard*.jsonl")]
+schedlab compare experiments/r1-wakeup-buddy-tbench.toml --jobs 2 --out r1.jsonl --plot r1.svg --report r1.html\n  \
+schedlab compare experiments/r1-wakeup-buddy-tbench.toml --shard 1/4 --out shard1.jsonl   # then: schedlab merge shard*.jsonl")]
 pub struct CompareArgs {
     /// An experiment TOML file. Flags given as well override it (a `-t` equal to the default
     /// machine, desktop-4c8t, cannot be told from no `-t`: the file's topology is kept).

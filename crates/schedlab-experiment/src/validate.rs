@@ -1,4 +1,4 @@
-//! `schedlab validate`: reproduce the published results (published-results.md) through the
+//! `schedlab validate`: reproduce the published results (docs/published-results.md) through the
 //! simulator's mechanisms — one machine profile per preset, the same defaults a user gets, no
 //! case-specific constants.
 //!

@@ -1,4 +1,5 @@
-//! The sched-domain tree, built the way the kernel builds it (linux-wakeup.md §2).
+//! The sched-domain tree, built the way the kernel builds it (`build_sched_domains()`,
+//! `sd_init()` and the degenerate-domain pass `sd_degenerate()`/`sd_parent_degenerate()`).
 //!
 //! ```text
 //!   NUMA[k] ⊃ … ⊃ PKG ⊃ MC (LLC) ⊃ CLS ⊃ SMT        (per CPU, bottom-up)
@@ -66,7 +67,7 @@ pub mod flags {
     }
 }
 
-/// Which kernel generation's domain parameters to use (linux-wakeup.md §2.2).
+/// Which kernel generation's domain parameters to use (`sd_init()` and, before 3.x, the `SD_*_INIT` macros of each architecture).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum DomainEra {
     /// 2.6.2x – 2.6.3x: busy_factor 64 (NUMA 32), imbalance 125, intervals 1–4 ms \[M\].

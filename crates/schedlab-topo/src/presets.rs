@@ -28,7 +28,7 @@ const PRESETS: &[Preset] = &[
     Preset {
         name: "core2quad",
         description: "1 socket, 4 cores, no SMT, 2 LLCs (two dual-core dies sharing an L2 each)",
-        source: "Intel Core 2 Quad, the 2.6.3x select_idle_sibling test box (linux-wakeup.md §6.1-6.2)",
+        source: "Intel Core 2 Quad, the 2.6.3x select_idle_sibling test box (Mike Galbraith's a1f84a3ab8e0 in 2.6.32 and Suresh Siddha's 99bd5e2f245d in 2.6.35 were measured on it)",
     },
     Preset {
         name: "westmere-2s20c",
@@ -38,7 +38,7 @@ const PRESETS: &[Preset] = &[
     Preset {
         name: "westmere-4s40c",
         description: "4 sockets x 10 cores x SMT-2 = 80 CPUs, one LLC and node per socket, distances 10/20; siblings i and i+40",
-        source: "linux-wakeup.md §6.4: 4-socket 40-core+SMT Westmere, tbench 1 client 30->299 MB/s",
+        source: "4-socket 40-core+SMT Westmere of the 2012-2013 LKML threads (970e178985ca 'CPU buddies', 3.6: tbench 1 client 30->299 MB/s; the 3.10 wakeup-buddy tests)",
     },
     Preset {
         name: "xeon-2s12c",
@@ -48,22 +48,22 @@ const PRESETS: &[Preset] = &[
     Preset {
         name: "tx7-4n2c",
         description: "NEC TX7: 4 nodes x 2 CPUs = 8 CPUs, no SMT, one LLC per CPU (Itanium 2 L3), distances 10/20",
-        source: "published-results.md R3 / linux-wakeup.md §10.5 (2.5.59 NUMA scheduler); the spec gives no SLIT, 10/20 assumed",
+        source: "Erich Focht's 2.5.59 NUMA scheduler tests, LKML January 2003 (docs/published-results.md R3); no SLIT was published, 10/20 assumed",
     },
     Preset {
         name: "zen3-2s64c",
         description: "2 sockets x 64 cores x SMT-2 = 256 CPUs, one LLC per 8 cores (CCX), one node per socket; siblings i and i+128",
-        source: "AMD EPYC 7763-class (Zen3, NPS1), benchmarks.md §3 tbench/hackbench reports",
+        source: "AMD EPYC 7763-class (Zen3, NPS1), the tbench/hackbench reports of the 5.x-6.x LKML threads",
     },
     Preset {
         name: "spr-2s56c",
         description: "2 sockets x 56 cores x SMT-2 = 224 CPUs, one LLC and node per socket; siblings i and i+112",
-        source: "Intel Sapphire Rapids 8480-class, benchmarks.md §3 (SIS_UTIL, 112-CPU LLC)",
+        source: "Intel Sapphire Rapids 8480-class, the SIS_UTIL series (70fb5ccf2ebb, 6.0) measured on its 112-CPU LLC",
     },
     Preset {
         name: "kunpeng920-2n",
         description: "2 nodes x 24 cores = 48 CPUs, no SMT, clusters of 4 CPUs sharing L3 tags, one LLC per node, distances 10/12",
-        source: "HiSilicon Kunpeng 920 (Barry Song's cluster-scan tests, benchmarks.md §3); node = die, 12 = two dies of one socket",
+        source: "HiSilicon Kunpeng 920 (Barry Song's cluster-scheduler tests, 5.16-6.x); node = die, 12 = two dies of one socket",
     },
 ];
 

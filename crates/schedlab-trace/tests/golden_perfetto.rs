@@ -1,5 +1,5 @@
 //! Perfetto output of the tiny trace: decoded with prost and rendered as a
-//! stable text dump compared with a committed, hand-checked golden file; the
+//! stable text dump compared with a committed, hand-checked insta snapshot; the
 //! structure Perfetto requires is asserted on the raw packets; and the decoder
 //! gets the trace back.
 
@@ -22,7 +22,7 @@ fn tiny_trace_dump_matches_golden() {
     if let Some(path) = std::env::var_os("SCHEDLAB_WRITE_PFTRACE") {
         std::fs::write(path, &bytes).unwrap();
     }
-    common::check_golden("tiny.perfetto.txt", &dump_text(&bytes).unwrap());
+    insta::assert_snapshot!("tiny_perfetto", dump_text(&bytes).unwrap());
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! The sched-domain tree of the presets against linux-wakeup.md §2: levels, degenerate
-//! levels dropped, groups, flags and the per-era numbers of §2.2 (checked by hand).
+//! The sched-domain tree of the presets against the kernel's domain builder: levels, degenerate
+//! levels dropped, groups, flags and the per-era numbers of `sd_init()` (checked by hand).
 
 use schedlab_topo::domains::flags::*;
 use schedlab_topo::{CpuPlacement, DomainEra, SchedDomains, Topology, preset};

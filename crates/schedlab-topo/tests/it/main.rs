@@ -1,5 +1,5 @@
 //! Integration tests of schedlab-topo: sysfs fixture trees, input files, the domain tree
-//! against linux-wakeup.md §2, and property tests of round trips and consistency.
+//! against the kernel's `build_sched_domains()`, and property tests of round trips and consistency.
 //! See: issue 2.
 
 mod check;

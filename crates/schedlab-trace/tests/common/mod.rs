@@ -116,35 +116,3 @@ pub fn canonical(mut t: Trace) -> Trace {
         .sort_by_cached_key(|e| (e.ts_ns(), format!("{e:?}")));
     t
 }
-
-/// Compares `actual` with the committed golden file; with
-/// `SCHEDLAB_BLESS=1` rewrites it instead (then inspect the diff by hand).
-pub fn check_golden(name: &str, actual: &str) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("SCHEDLAB_BLESS").is_some() {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (run with SCHEDLAB_BLESS=1 to create it)",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let first = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{} differs from the output, first at line {}:\n--- expected\n{}\n--- actual\n{}\n(full actual output:)\n{actual}",
-            path.display(),
-            first + 1,
-            expected.lines().nth(first).unwrap_or("<eof>"),
-            actual.lines().nth(first).unwrap_or("<eof>"),
-        );
-    }
-}
