@@ -317,6 +317,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         resume: args.resume,
         shard,
         progress: std::io::stderr().is_terminal(),
+        bar: None,
     };
     let title = desc.unwrap_or_else(|| {
         format!(

@@ -25,7 +25,7 @@ static GLOBAL: alloc::Counting = alloc::Counting;
 #[derive(Parser, Debug)]
 #[command(
     name = "schedlab",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SCHEDLAB_COMMIT"), ")"),
     about,
     long_about = None,
     after_help = "Start here:\n  schedlab compare                      compare two variants on the default machine and workload\n  \
@@ -84,7 +84,12 @@ fn main() {
         Command::Run(a) => experiment_cmd::run(a),
         Command::Compare(a) => experiment_cmd::compare(a),
         Command::Merge(a) => experiment_cmd::merge(a),
-        Command::Validate(a) => validate_cmd::run(a),
+        Command::Validate(a) => match validate_cmd::run(a) {
+            // Failing checks are a result, not an error: exit 1, distinct from bad input (2).
+            Ok(validate_cmd::Verdict::ChecksFailed) => std::process::exit(1),
+            Ok(validate_cmd::Verdict::AllPass) => Ok(()),
+            Err(e) => Err(e),
+        },
         Command::Policies(a) => policies_cmd::run(a),
         Command::Workloads(a) => workloads_cmd::run(a),
         Command::Topo(cmd) => topo_cmd::run(cmd),

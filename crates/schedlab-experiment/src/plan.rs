@@ -193,7 +193,7 @@ impl Experiment {
     }
 }
 
-fn value_string(v: &toml::Value) -> Result<String, String> {
+pub(crate) fn value_string(v: &toml::Value) -> Result<String, String> {
     match v {
         toml::Value::String(s) => Ok(s.clone()),
         toml::Value::Integer(i) => Ok(i.to_string()),

@@ -278,6 +278,9 @@ pub struct ExecOptions {
     pub shard: Option<(usize, usize)>,
     /// Show a progress bar (it hides itself when stderr is not a terminal).
     pub progress: bool,
+    /// Count finished runs on this bar instead of one of the run's own (a caller running
+    /// several plans, like `validate`, shows one bar over all of them).
+    pub bar: Option<indicatif::ProgressBar>,
 }
 
 /// Set by the Ctrl-C handler: no new run starts, finished ones are kept.
@@ -337,7 +340,10 @@ pub fn execute(
         .filter(|k| opts.shard.is_none_or(|(s, n)| k.index % n == s))
         .filter(|k| !done.iter().any(|d| d.key.index == k.index))
         .collect();
-    let bar = if opts.progress {
+    let shared = opts.bar.is_some();
+    let bar = if let Some(b) = &opts.bar {
+        Some(b.clone())
+    } else if opts.progress {
         let b = indicatif::ProgressBar::new(todo.len() as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
@@ -385,7 +391,9 @@ pub fn execute(
             .map_err(|e| ExperimentError::Run(format!("cannot start worker threads: {e}")))?;
         pool.install(|| todo.par_iter().map(work).collect())
     };
-    if let Some(b) = bar {
+    if let Some(b) = bar
+        && !shared
+    {
         b.finish_and_clear();
     }
     let mut recs = Vec::new();

@@ -254,3 +254,36 @@ fn percentile_metrics_get_bootstrap_intervals() {
     assert!(v.ci_low <= v.ratio && v.ratio <= v.ci_high, "{v:?}");
     assert!((0.0..=1.0).contains(&v.p_value));
 }
+
+#[test]
+fn validation_cases_are_the_shipped_files_and_every_run_prepares() {
+    use schedlab_experiment::validate::case::{BUILTIN, CaseFile, RunKind};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/validate");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().and_then(|x| x.to_str()) == Some("toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().to_uppercase())
+        .collect();
+    files.sort();
+    let mut builtin: Vec<String> = BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
+    builtin.sort();
+    assert_eq!(
+        files, builtin,
+        "experiments/validate/ and the built-in list differ"
+    );
+    for (name, _) in BUILTIN {
+        let case = CaseFile::builtin(name).unwrap();
+        assert_eq!(&case.name, name);
+        assert!(!case.checks.is_empty(), "{name} has no checks");
+        for run in &case.runs {
+            for quick in [false, true] {
+                let (e, _) = run.experiment(quick, name).unwrap();
+                if run.kind == RunKind::Compare {
+                    schedlab_experiment::prepare(&Plan::new(e))
+                        .unwrap_or_else(|err| panic!("{name} {}: {err}", run.id));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The pinned-pair run (Q1): one pipe ping-pong pair with both tasks pinned to CPU 0
+//! (stacked), or to CPU 0 and the first CPU of another LLC (split). Not a comparison of
+//! policies, so it has its own runner: the two placements under one variant.
+
+use crate::ExperimentError;
+use schedlab_engine::bench::pingpong_pairs;
+use schedlab_engine::{EndReason, MachineProfile, SimOptions, Simulation};
+use std::sync::Arc;
+
+/// ns per round trip of the stacked and the split placement on `preset` under `variant`.
+pub fn pinned_pair(preset: &str, variant: &str, loops: u64) -> Result<(f64, f64), ExperimentError> {
+    let topo = Arc::new(
+        schedlab_topo::preset(preset)
+            .ok_or_else(|| ExperimentError::Input(format!("unknown preset {preset}")))?,
+    );
+    let other_llc = (0..topo.nr_cpus())
+        .find(|&c| !topo.cpus_share_cache(0, c))
+        .ok_or_else(|| ExperimentError::Input(format!("{preset} has a single LLC")))?;
+    let mut out = [0.0; 2];
+    for (i, (a, b)) in [(0, 0), (0, other_llc)].into_iter().enumerate() {
+        let mut w = pingpong_pairs(1, 0, loops, None);
+        let n = topo.nr_cpus();
+        w.specs[0].affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [a]));
+        w.specs[1].affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [b]));
+        let built = schedlab_policies::build(variant, &topo, 1)
+            .map_err(|e| ExperimentError::Input(e.to_string()))?;
+        let mut sim = Simulation::new(
+            topo.clone(),
+            MachineProfile::for_preset(preset),
+            built.config,
+            built.policy,
+            built.balancer,
+            w,
+            SimOptions::default(),
+        )
+        .map_err(ExperimentError::Input)?;
+        let end = sim.run();
+        if end != EndReason::AllExited {
+            return Err(ExperimentError::Run(format!(
+                "pinned pair on {preset} ended with {end:?}"
+            )));
+        }
+        out[i] = sim.now() as f64 / loops as f64;
+    }
+    Ok((out[0], out[1]))
+}
