@@ -20,6 +20,7 @@ pub mod config;
 pub mod counters;
 pub mod dist;
 pub mod fair;
+pub mod idle;
 pub mod ipc;
 pub mod pelt;
 pub mod policy;
