@@ -16,12 +16,12 @@
 use crate::balance::{BalanceOut, Balancer};
 use crate::config::SchedConfig;
 use crate::counters::Counters;
-use crate::fair::RunQueue;
 use crate::ipc::{Barrier, Channel, Futex, Mutex};
 use crate::pelt::Signal;
 use crate::policy::{Hints, LlcHints, PlacementPolicy, SchedView, wake_flags};
 use crate::profile::MachineProfile;
 use crate::rng::{SimRng, Stream, stream};
+use crate::rq::RunQueue;
 use crate::seg_timers;
 use crate::state::{Cpu, CpuMode, Task, TaskState, WaitOn};
 use crate::task::{TaskId, Workload};

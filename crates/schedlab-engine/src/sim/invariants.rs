@@ -133,10 +133,10 @@ impl Simulation {
             // long, and what the balancer reads, kept or sorted on demand, is the queue,
             // least recently run first.
             let kept_ok = if rq.lru_kept() {
-                rq.tree.len() >= crate::fair::LRU_SHORT
+                rq.tree.len() >= crate::rq::LRU_SHORT
                     && (rq.lru.iter()).all(|&(k, t)| k == self.tasks[t].exec_start as i64)
             } else {
-                rq.tree.len() <= crate::fair::LRU_LONG
+                rq.tree.len() <= crate::rq::LRU_LONG
             };
             let mut coldest: Vec<(i64, TaskId)> = (rq.tree.iter())
                 .map(|&(_, t)| (self.tasks[t].exec_start as i64, t))

@@ -7,7 +7,7 @@ use super::Simulation;
 use super::queue::Event;
 use crate::config::ClassKind;
 use crate::policy::SchedView;
-use crate::state::{CpuMode, TaskState};
+use crate::state::TaskState;
 use crate::task::TaskId;
 use schedlab_topo::CpuId;
 
@@ -133,15 +133,7 @@ impl Simulation {
         }
         self.tasks[t].state = TaskState::Queued(to);
         self.rq_insert(to, t);
-        match self.cpus[to].mode {
-            CpuMode::Idle { .. } => self.kick_idle(to),
-            CpuMode::Exiting { .. } => {}
-            CpuMode::Busy => {
-                if self.cpus[to].curr.is_some() && self.check_preempt_wakeup(to, t, false, false) {
-                    self.counters.preempt_wakeup += 1;
-                    self.resched_now(to);
-                }
-            }
-        }
+        // attach_task() → wakeup_preempt(): the moved task may preempt on its new CPU.
+        self.wakeup_preempt(to, t, false, false);
     }
 }

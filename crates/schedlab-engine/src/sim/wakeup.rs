@@ -96,7 +96,23 @@ impl Simulation {
             .unwrap_or(prev)
     }
 
-    /// `try_to_wake_up`: places a sleeping task and sends it on its way to the chosen CPU.
+    /// Models `try_to_wake_up()` (kernel/sched/core.c), whose shape is the same from 2.5.59
+    /// to 6.12: places a sleeping task and sends it on its way to the chosen CPU.
+    ///
+    /// A task still on its runqueue (6.12's DELAY_DEQUEUE, `ttwu_runnable()`) is only made
+    /// runnable again. Otherwise the policy picks the CPU ([`Simulation::select_cpu`]: the
+    /// kernel's `select_task_rq()` → `select_task_rq_fair()` from 2.6.23, the era's
+    /// placement code before; the policies crate holds them per era), the
+    /// chosen CPU counts the task at once (`pending`, what `ttwu_pending_visible` eras let
+    /// back-to-back wakeups see), and the wakee is enqueued at once (a local wakeup) or after
+    /// the IPI to an idle CPU or the wakelist delay (`ttwu_queue_wakelist()`, TTWU_QUEUE, 3.0+,
+    /// for CPUs that share no LLC) — see [`Simulation::enqueue_arrival`].
+    ///
+    /// Reconstructed \[M\]: the search, wake, IPI and wakelist costs are the machine
+    /// profile's numbers, charged to the waker (a remote wakee cannot arrive before the
+    /// waker's work that precedes the IPI); the locks (`p->pi_lock`, the runqueue locks) and
+    /// the `p->on_cpu` wait are not modelled; the O(1) era's sleep-average bonus is the
+    /// simplified `o1_sleep_avg`.
     pub(crate) fn try_to_wake_up(
         &mut self,
         p: TaskId,
@@ -126,10 +142,8 @@ impl Simulation {
             self.nr_active += 1;
             self.set_waiting(1);
             self.counters.wakeups += 1;
-            if self.cpus[cpu].curr.is_some() && self.check_preempt_wakeup(cpu, p, sync, false) {
-                self.counters.preempt_wakeup += 1;
-                self.resched_now(cpu);
-            }
+            // ttwu_runnable(): still on its queue, so only the preemption check.
+            self.wakeup_preempt(cpu, p, sync, false);
             return;
         }
         self.counters.wakeups += 1;
@@ -226,8 +240,9 @@ impl Simulation {
         self.enqueue_arrival(p, cpu, flags, false);
     }
 
-    /// The wakee lands on `cpu`'s runqueue: placement of its vruntime, then idle exit or
-    /// the preemption check.
+    /// The wakee lands on `cpu`'s runqueue (`ttwu_do_activate()`, and `wake_up_new_task()`
+    /// for a fork with `initial`): placement of its vruntime (`place_entity`), the enqueue,
+    /// then [`Simulation::wakeup_preempt`].
     pub(super) fn enqueue_arrival(&mut self, p: TaskId, cpu: CpuId, flags: u32, initial: bool) {
         self.cpus[cpu].pending -= 1;
         self.sync_task_pelt(p);
@@ -249,17 +264,26 @@ impl Simulation {
                 target_cpu: cpu as u32,
             });
         }
+        let sync = flags & wake_flags::SYNC != 0;
+        let fork = flags & wake_flags::FORK != 0;
+        self.wakeup_preempt(cpu, p, sync, fork);
+    }
+
+    /// `p` was just made runnable on `cpu`'s queue (a wakeup, a fork, an exec or a balancer
+    /// move): an idle CPU is woken, a busy one asks its class whether `p` preempts the running
+    /// task. Models the kernel's `wakeup_preempt()` (6.7+; `check_preempt_curr()` from 2.6.23
+    /// to 6.6, `TASK_PREEMPTS_CURR()` → `resched_task()` in the O(1) scheduler), called from
+    /// `ttwu_do_activate()` (`ttwu_do_wakeup()` before 5.x), `wake_up_new_task()` and
+    /// `attach_task()`. For an idle CPU the kernel's check ends in `resched_curr()` of the
+    /// idle task; here that is [`Simulation::kick_idle`], which charges the idle state's exit
+    /// latency. A CPU already leaving idle, or between tasks in a newly-idle balance, picks
+    /// the task by itself.
+    pub(super) fn wakeup_preempt(&mut self, cpu: CpuId, p: TaskId, sync: bool, fork: bool) {
         match self.cpus[cpu].mode {
             CpuMode::Idle { .. } => self.kick_idle(cpu),
             CpuMode::Exiting { .. } => {}
             CpuMode::Busy => {
-                if self.cpus[cpu].curr.is_none() {
-                    // A CPU in the middle of newidle balancing: it will pick this task.
-                    return;
-                }
-                let sync = flags & wake_flags::SYNC != 0;
-                let fork = flags & wake_flags::FORK != 0;
-                if self.check_preempt_wakeup(cpu, p, sync, fork) {
+                if self.cpus[cpu].curr.is_some() && self.check_preempt_wakeup(cpu, p, sync, fork) {
                     self.counters.preempt_wakeup += 1;
                     self.resched_now(cpu);
                 }
