@@ -76,7 +76,7 @@ pub struct O1Params {
     /// `NODE_THRESHOLD` in percent (125).
     pub node_threshold: u32,
     /// `cache_decay_ticks`: a task that ran this recently is cache hot and not moved
-    /// (arch-defined; 10 here, a reconstruction [M]).
+    /// (arch-defined; 10 here, a reconstruction \[M\]).
     pub cache_decay_ticks: u64,
 }
 
@@ -229,7 +229,10 @@ impl O1NodeBalancer {
         Some((b, imbalance))
     }
 
-    /// `load_balance(this_rq, idle, cpumask)`.
+    /// Models `load_balance(this_rq, idle, cpumask)` of 2.5.59's kernel/sched.c (and of the
+    /// A2/B0 patches, which call it with other masks): `find_busiest_queue()` within
+    /// `cpumask`, then pull cache-cold tasks (`CACHE_DECAY_TICKS`) up to the imbalance, one
+    /// task when idle. Reconstructed \[M\]: no expired array; candidates in pick order.
     fn load_balance(
         &mut self,
         cpu: CpuId,

@@ -13,7 +13,7 @@
 //!   This is a reconstruction of the behaviour that matters for placement, not the O(1)
 //!   scheduler's arrays.
 //!
-//! The tree stores `(key, task)`; per-task values live in [`crate::state::Task`].
+//! The tree stores `(key, task)`; per-task values live in `crate::state::Task`.
 
 use crate::config::ClassKind;
 use crate::rq::{LRU_LONG, LRU_SHORT, RqTree};

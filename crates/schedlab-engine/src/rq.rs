@@ -11,7 +11,7 @@ use crate::task::TaskId;
 
 /// Runqueue of one CPU (the tasks waiting; the running task is `Cpu::curr`).
 ///
-/// Laid out by hand like [`crate::state::Cpu`], which holds it: what every enqueue, dequeue
+/// Laid out by hand like `crate::state::Cpu`, which holds it: what every enqueue, dequeue
 /// and pick reads fills the first cache line, the buddies and the recorded zero-lag point the
 /// second, the balancer's order the third.
 #[derive(Clone, Debug, Default)]
@@ -39,8 +39,8 @@ pub struct RunQueue {
     /// The same tasks, least recently run first (`exec_start`, then id): the order in which
     /// the kernel's `detach_tasks` walks `cfs_tasks` from its tail, so a balance pass on a
     /// long queue reads its few candidates from the front instead of sorting the whole
-    /// queue. Kept only while the queue is longer than [`LRU_LONG`] (until it falls below
-    /// [`LRU_SHORT`]), and empty otherwise: a short queue is sorted when a balance pass asks
+    /// queue. Kept only while the queue is longer than `LRU_LONG` (until it falls below
+    /// `LRU_SHORT`), and empty otherwise: a short queue is sorted when a balance pass asks
     /// ([`RunQueue::coldest`]), which costs less than keeping a second ordered set on every
     /// enqueue and dequeue. Not for longer queues: sorting reads every queued task's
     /// `exec_start`, a cache miss each with thousands of tasks (hackbench with 400 groups
@@ -52,13 +52,13 @@ pub struct RunQueue {
 
 impl RunQueue {
     /// Whether the `cfs_tasks` order is kept (a kept order never holds fewer than
-    /// [`LRU_SHORT`] tasks, an unkept one is empty).
+    /// `LRU_SHORT` tasks, an unkept one is empty).
     pub fn lru_kept(&self) -> bool {
         !self.lru.is_empty()
     }
 
     /// The queued tasks least recently run first (`cfs_tasks` from its tail): from `lru`
-    /// on a long queue, sorted here on a short one (at most [`LRU_LONG`] entries, on the
+    /// on a long queue, sorted here on a short one (at most `LRU_LONG` entries, on the
     /// stack). `tasks` gives each task's `exec_start`.
     pub fn coldest<'a>(&'a self, tasks: &[Task]) -> Coldest<'a> {
         if self.lru_kept() {

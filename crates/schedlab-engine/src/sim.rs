@@ -1,5 +1,16 @@
-//! The discrete-event core: one event queue, one clock, the wakeup path, context switches,
-//! ticks, idle states and the task interpreter.
+//! The discrete-event core: the [`Simulation`] struct, its construction, the run loop and
+//! the dispatch of events, and the results API. The machinery lives in child modules, each
+//! adding methods to `Simulation`:
+//!
+//! * `queue` — `EventQueue`, the one order of all pending events: `(time, seq)`, the heap with
+//!   its one-entry cache, the per-CPU segment-completion slots (`crate::seg_timers`);
+//! * `wakeup` — `try_to_wake_up` through `enqueue_arrival`, and `wakeup_preempt`;
+//! * `switch` — `schedule` .. `switch_to`, idle entry and exit;
+//! * `interp` — the op interpreter (`step_task`) and what a step's outcome does;
+//! * `tick` — the scheduler tick and the balancer's calls; `active` — active balancing;
+//! * `lifecycle` — fork and exit; `util_init` — a new task's initial utilisation;
+//! * `accounting` — PELT bookkeeping, busy/idle time, segment timing, final counters;
+//! * `cost` — the per-distance cost arithmetic; `invariants` — the invariant checker.
 //!
 //! Events are ordered by `(time, sequence)`: equal times run in the order they were
 //! scheduled, which makes every run a pure function of (topology, profile, config, policy,
@@ -7,7 +18,7 @@
 //! that went idle) are dropped on pop by generation counters.
 //!
 //! One wakeup, end to end (see ARCHITECTURE.md):
-//! `Op` wakes `p` → [`Simulation::try_to_wake_up`] → policy `select_task_rq` (read-only view)
+//! `Op` wakes `p` → `Simulation::try_to_wake_up` → policy `select_task_rq` (read-only view)
 //! → search and wake costs charged to the waker → chosen CPU counts the task at once
 //! (`pending`) → arrival after the IPI / wakelist delay → enqueue with `place_entity` →
 //! idle exit latency or a wakeup-preemption check → the task runs, paying context-switch,
@@ -527,9 +538,6 @@ impl Simulation {
             })
             .collect()
     }
-
-    // ----------------------------------------------------------------------------------
-    // Invariants
 }
 
 /// Per-task statistics at the end of a run.

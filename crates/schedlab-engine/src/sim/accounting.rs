@@ -148,8 +148,7 @@ impl Simulation {
         }
     }
 
-    // ----------------------------------------------------------------------------------
-
+    /// Closes `cpu`'s current busy or idle interval at now.
     pub(super) fn account_mode(&mut self, cpu: CpuId) {
         let now = self.now;
         let c = &mut self.cpus[cpu];
