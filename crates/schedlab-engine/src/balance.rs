@@ -1,4 +1,4 @@
-//! Load balancing behind a trait, so eras can differ (linux-wakeup.md §9, §10).
+//! Load balancing behind a trait, so eras can differ.
 //!
 //! A [`Balancer`] looks at a read-only [`SchedView`] and answers with migrations; the engine
 //! applies them (dequeue, move the task's load and vruntime, enqueue, preemption check).
@@ -7,7 +7,7 @@
 //! idle balancing kicked from busy CPUs, `task_hot` with the migration cost, and the
 //! SIS_UTIL `nr_idle_scan` refresh at LLC level. Group classification follows the 5.5+
 //! shape (has-spare / fully-busy / overloaded). When balancing keeps failing at a level
-//! (`nr_balance_failed` counts periodic failures only; §9.2), hot tasks become movable once it
+//! (`nr_balance_failed` counts periodic failures only, as since 2.6.37), hot tasks become movable once it
 //! exceeds `cache_nice_tries`, and past `cache_nice_tries + 2` the pass asks for an **active
 //! balance**: the engine's stopper pushes a task, possibly the one running, off the busiest CPU
 //! ([`BalanceOut::active`], applied by the engine's `sim::active` module). The 2.5.59 node
@@ -120,6 +120,44 @@ struct DomainState {
     last_decay: Time,
 }
 
+/// The busiest group of a domain, as `find_busiest_group()` picks it (kernel/sched/fair.c,
+/// `update_sd_lb_stats()` → `update_sd_pick_busiest()`): `stats[0]` is the local group and is
+/// never chosen; among the others with a task, the highest group type wins (overloaded >
+/// fully busy > has spare), then the higher `avg_load` (overloaded, fully busy) or the fewer
+/// idle CPUs and then more tasks (has spare). Covers the 5.5+ group classification (commit
+/// 0b0695f2b34a, "sched/fair: Rework load_balance()"), which [`CfsBalancer`] uses for all its
+/// eras; the group statistics are `update_sg_lb_stats()`'s ([`CfsBalancer::group_stats`]),
+/// the imbalance is decided in [`CfsBalancer::load_balance`] (`calculate_imbalance()`).
+/// Reconstructed \[M\]: the asym-packing, misfit and imbalanced group types are not
+/// modelled.
+fn find_busiest_group(stats: &[GroupStats]) -> Option<usize> {
+    let mut busiest: Option<usize> = None;
+    for (i, g) in stats.iter().enumerate().skip(1) {
+        if g.nr_running == 0 {
+            continue;
+        }
+        busiest = match busiest {
+            None => Some(i),
+            Some(b) => {
+                let bg = &stats[b];
+                let better = match g.kind.cmp(&bg.kind) {
+                    std::cmp::Ordering::Greater => true,
+                    std::cmp::Ordering::Less => false,
+                    std::cmp::Ordering::Equal => match g.kind {
+                        GroupType::Overloaded | GroupType::FullyBusy => g.avg_load > bg.avg_load,
+                        GroupType::HasSpare => {
+                            g.idle_cpus < bg.idle_cpus
+                                || (g.idle_cpus == bg.idle_cpus && g.nr_running > bg.nr_running)
+                        }
+                    },
+                };
+                if better { Some(i) } else { Some(b) }
+            }
+        };
+    }
+    busiest
+}
+
 /// Where the moves already decided in this call put `t` (`None`: not moved).
 fn planned_cpu(out: &BalanceOut, t: TaskId) -> Option<CpuId> {
     out.migrations
@@ -137,7 +175,8 @@ struct Planned {
     util: i64,
 }
 
-/// Which newidle gate the era uses (linux-wakeup.md §9.4).
+/// Which newidle gate the era uses (the `avg_idle` check at the top of `newidle_balance()`,
+/// `sched_balance_newidle()` from 6.10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NewidleGate {
     /// 2.6.x: always try.
@@ -148,8 +187,8 @@ pub enum NewidleGate {
     LbCost,
 }
 
-/// When a failing balancing pass escalates to an active balance (`need_active_balance`,
-/// linux-wakeup.md §9.2) \[M\].
+/// When a failing balancing pass escalates to an active balance (`need_active_balance()`)
+/// \[M\].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ActiveBalance {
     /// Never (an ablation: the kernel always had active balancing).
@@ -237,7 +276,7 @@ impl CfsBalancer {
             .collect();
     }
 
-    /// `nohz_balancer_kick` (§9.5): this busy CPU has a task waiting, or more than one CPU of
+    /// `nohz_balancer_kick()`: this busy CPU has a task waiting, or more than one CPU of
     /// its LLC is busy (`nr_busy_cpus > 1`, 3.x+ \[M\]: packed SMT cores or a busy LLC may
     /// have a task an idle CPU could take, though no runqueue has two). Without the second
     /// rule, CPUs each running one task never let idle CPUs balance, and an active balance
@@ -369,6 +408,16 @@ impl CfsBalancer {
         g
     }
 
+    /// One balancing pass of `dst` at domain level `sd_idx`: models `load_balance()`
+    /// (kernel/sched/fair.c; `sched_balance_rq()` from 6.10), for the sched-domain eras
+    /// 2.6.2x–6.12: `should_we_balance()` (one CPU per local group balances, a newly-idle CPU
+    /// always may), the group statistics and [`find_busiest_group`], the imbalance
+    /// (`calculate_imbalance()`), `detach_tasks()` from the busiest CPU's `cfs_tasks` order
+    /// with `can_migrate_task()`/`task_hot()`, and on failure `nr_balance_failed` and the
+    /// escalation to an active balance (`need_active_balance()`). Reconstructed \[M\]:
+    /// `calculate_imbalance()` is reduced to the load, spare-capacity and task-count modes of
+    /// [`Mode`]; the SIS_UTIL `nr_idle_scan` refresh (6.0+, `update_idle_cpu_scan()`) is done
+    /// here for the LLC level. Returns the number of tasks moved.
     #[allow(clippy::too_many_arguments)]
     fn load_balance(
         &mut self,
@@ -416,32 +465,7 @@ impl CfsBalancer {
             }
         }
         let local = &stats[0];
-        let mut busiest: Option<usize> = None;
-        for (i, g) in stats.iter().enumerate().skip(1) {
-            if g.nr_running == 0 {
-                continue;
-            }
-            busiest = match busiest {
-                None => Some(i),
-                Some(b) => {
-                    let bg = &stats[b];
-                    let better = match g.kind.cmp(&bg.kind) {
-                        std::cmp::Ordering::Greater => true,
-                        std::cmp::Ordering::Less => false,
-                        std::cmp::Ordering::Equal => match g.kind {
-                            GroupType::Overloaded | GroupType::FullyBusy => {
-                                g.avg_load > bg.avg_load
-                            }
-                            GroupType::HasSpare => {
-                                g.idle_cpus < bg.idle_cpus
-                                    || (g.idle_cpus == bg.idle_cpus && g.nr_running > bg.nr_running)
-                            }
-                        },
-                    };
-                    if better { Some(i) } else { Some(b) }
-                }
-            };
-        }
+        let busiest = find_busiest_group(&stats);
         let result = (|| {
             let b = busiest?;
             let bg = &stats[b];
@@ -608,7 +632,7 @@ impl CfsBalancer {
             // Only periodic passes count: newidle balancing runs far too often and would make
             // every task look movable (the kernel's rule since 2.6.37; none of our CFS eras
             // counted newidle failures). A newidle pass may still escalate on the count the
-            // periodic passes left (§9.2).
+            // periodic passes left.
             if idle != IdleType::NewlyIdle {
                 self.state[dst][sd_idx].nr_balance_failed += 1;
             }

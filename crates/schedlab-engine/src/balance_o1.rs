@@ -1,4 +1,6 @@
-//! The 2.5.59 NUMA balancer and its January-2003 variants (linux-wakeup.md §10, §15.6).
+//! The 2.5.59 NUMA balancer and its January-2003 variants: `load_balance()` and
+//! `find_busiest_node()` of 2.5.59's kernel/sched.c, Ingo Molnar's A2 and B0 reworks and
+//! Erich Focht's fixes to A2 (linux-kernel, January 2003; see docs/policies/o1-numa.md).
 //!
 //! The O(1) scheduler balanced runqueue *lengths*. 2.5.59 added node awareness: a CPU
 //! balances within its own node, and every `NODE_BALANCE_RATE`-th balancing call it looks
@@ -14,14 +16,16 @@
 //! | `ingoB0`  | idle tick every 1 ms over the node (idle arg 0); busy tick every 200 ms | idle CPUs every 2 ms, busy every 400 ms |
 //!
 //! In the three Ingo variants schedule() on an empty runqueue balances within the node only.
-//! Every tick constant is a parameter ([`O1Params`]) so the follow-up sweeps of §10.5 can be
-//! replayed. The O(1) dynamic priority is not visible to the balancer here: candidates are
+//! Every tick constant is a parameter ([`O1Params`]) so Erich Focht's follow-up tests (kernbench,
+//! hackbench, numa_test on an 8-CPU, 4-node NEC TX7) can be replayed. The O(1) dynamic priority is not visible to the balancer here: candidates are
 //! taken in the queue's pick order, the most recently queued first among tasks of equal nice
 //! (the kernel's "from the tail of the highest-priority list"); there is no expired array.
 //!
-//! Note on the published reading (published-results.md R3): under the mechanisms of §10,
+//! Note on the published description of the variants (which calls `ingo`'s idle cross-node
+//! balancing the more aggressive one): under the mechanisms in the table,
 //! `ingo`/`ingofix` balance *across nodes less often from idle CPUs* (400 ms) than `orig`
-//! (about every 10 ms) and `ingoB0` (2 ms); this module implements §10 as written.
+//! (about every 10 ms) and `ingoB0` (2 ms); this module implements the mechanisms
+//! as the patches have them.
 
 use crate::balance::{BalanceOut, Balancer, Migration};
 use crate::policy::{Hints, SchedView};
@@ -72,12 +76,13 @@ pub struct O1Params {
     /// `NODE_THRESHOLD` in percent (125).
     pub node_threshold: u32,
     /// `cache_decay_ticks`: a task that ran this recently is cache hot and not moved
-    /// (arch-defined; 10 here, a reconstruction [M]).
+    /// (arch-defined; 10 here, a reconstruction \[M\]).
     pub cache_decay_ticks: u64,
 }
 
 impl O1Params {
-    /// The defaults of a variant (§10.1, §10.3, §10.4).
+    /// The defaults of a variant (the constants of 2.5.59's kernel/sched.c and of the A2/B0
+    /// patches).
     pub fn for_variant(variant: O1Variant) -> Self {
         let busy = if variant == O1Variant::Orig { 250 } else { 200 };
         let idle_node = match variant {
@@ -224,7 +229,10 @@ impl O1NodeBalancer {
         Some((b, imbalance))
     }
 
-    /// `load_balance(this_rq, idle, cpumask)`.
+    /// Models `load_balance(this_rq, idle, cpumask)` of 2.5.59's kernel/sched.c (and of the
+    /// A2/B0 patches, which call it with other masks): `find_busiest_queue()` within
+    /// `cpumask`, then pull cache-cold tasks (`CACHE_DECAY_TICKS`) up to the imbalance, one
+    /// task when idle. Reconstructed \[M\]: no expired array; candidates in pick order.
     fn load_balance(
         &mut self,
         cpu: CpuId,

@@ -15,7 +15,8 @@ pub enum ClassKind {
     Eevdf,
 }
 
-/// Which load signal `cpu_load()` and `task_h_load()` return (linux-wakeup.md §1.6).
+/// Which load signal `cpu_load()` and `task_h_load()` return (by era: the instantaneous
+/// weights before PELT, PELT from 3.8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoadSignal {
     /// 2.6.23 – 3.7: instantaneous sum of runnable weights.
@@ -119,7 +120,8 @@ pub struct Features {
     /// Remote wakeups go through the target's wakelist (IPI) rather than a remote enqueue.
     pub ttwu_queue: bool,
     /// A CPU chosen for a pending wakeup looks busy at once (`ttwu_pending`, 5.x+ after the
-    /// Nov-2022 fix); when false the window of cost-model.md §6 is open.
+    /// Nov-2022 fix); when false, wakers deciding at nearly the same time can all
+    /// pick the same still-idle-looking CPU during the IPI or wakelist delay and stack there.
     pub ttwu_pending_visible: bool,
     /// 5.10-era `BASE_SLICE`: slices are at least min_granularity.
     pub base_slice: bool,

@@ -1,5 +1,6 @@
 //! Shared objects tasks block on: channels (pipe, unix stream socket, TCP loopback),
-//! futex words, mutexes, barriers and wait lists (benchmarks.md §1.2-1.3).
+//! futex words, mutexes, barriers and wait lists, with the kernel's wake rules (which
+//! primitives wake with WF_SYNC, channel capacities, when a writer blocks).
 //!
 //! Only state and wake *rules* live here; the simulator core performs the wakeups so that
 //! every wakeup goes through the one placement path.

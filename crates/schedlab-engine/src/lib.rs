@@ -1,8 +1,11 @@
 //! The simulated machine: a discrete-event simulator of a multi-CPU Linux box.
 //!
 //! * [`sim::Simulation`] — one event queue (`(time, seq)` order), one clock (`u64` ns), the
-//!   wakeup path, context switches, ticks, idle states and the task interpreter;
-//! * [`fair`] — per-CPU runqueues with CFS, EEVDF or the O(1) approximation;
+//!   wakeup path, context switches, ticks, idle states and the task interpreter, each in its
+//!   own child module of `sim`;
+//! * [`rq`] — the per-CPU runqueue data structure;
+//! * [`fair`] — the fair class: CFS, EEVDF or the O(1) approximation;
+//! * [`idle`] — idle states and their exit latencies;
 //! * [`pelt`] — deterministic load tracking;
 //! * [`policy`] — the [`policy::PlacementPolicy`] trait and the read-only [`policy::SchedView`];
 //! * [`balance`] — the [`balance::Balancer`] trait and the sched-domain balancer;
@@ -20,11 +23,13 @@ pub mod config;
 pub mod counters;
 pub mod dist;
 pub mod fair;
+pub mod idle;
 pub mod ipc;
 pub mod pelt;
 pub mod policy;
 pub mod profile;
 pub mod rng;
+pub mod rq;
 pub mod seg_timers;
 pub mod sim;
 #[allow(missing_docs)]

@@ -1,4 +1,5 @@
-//! Per-entity load tracking (linux-wakeup.md §1.6), kept deterministic.
+//! Per-entity load tracking (PELT, kernel 3.8+: `___update_load_sum()` and
+//! `___update_load_avg()`), kept deterministic.
 //!
 //! Sums accumulate `active × time` in 1024 µs periods and decay by `y` per period with
 //! `y^32 = 1/2`, like the kernel. Unlike the kernel, every signal is anchored to the same

@@ -514,7 +514,7 @@ impl<'a> SchedView<'a> {
         match self.cpus[cpu].mode {
             CpuMode::Idle { since } => {
                 let d = self.now.saturating_sub(since);
-                crate::sim::idle_state_for(self.profile, d).map_or(0, |s| s.exit_ns)
+                crate::idle::idle_state_for(self.profile, d).map_or(0, |s| s.exit_ns)
             }
             _ => 0,
         }

@@ -1,8 +1,8 @@
 //! Per-CPU and per-task runtime state of the simulated machine (crate-private; policies
 //! read it through [`crate::policy::SchedView`]).
 
-use crate::fair::RunQueue;
 use crate::pelt::Signal;
+use crate::rq::RunQueue;
 use crate::task::{Op, SpecId, TaskId};
 use crate::time::Time;
 use schedlab_topo::{CpuId, CpuSet};
@@ -321,7 +321,7 @@ mod layout_tests {
         let rq = offset_of!(Cpu, rq);
         assert_eq!(rq % 64, 0);
         for end in [
-            offset_of!(RunQueue, tree) + size_of::<crate::fair::RqTree>(),
+            offset_of!(RunQueue, tree) + size_of::<crate::rq::RqTree>(),
             offset_of!(RunQueue, avg_vruntime) + 16,
             offset_of!(RunQueue, min_vruntime) + 8,
             offset_of!(RunQueue, avg_load) + 8,

@@ -1,4 +1,4 @@
-//! Tasks as small programs of operations (benchmarks.md §3.1), and the [`Workload`] that
+//! Tasks as small programs of operations, and the [`Workload`] that
 //! declares them together with the channels, futexes, locks and barriers they use.
 //!
 //! A task runs its program on whatever CPU the scheduler gives it. Each operation either

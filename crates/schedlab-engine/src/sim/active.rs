@@ -1,5 +1,5 @@
 //! Active balancing: the stopper thread of the busiest CPU pushes a task away
-//! (linux-wakeup.md §9.2, `need_active_balance` → `active_load_balance_cpu_stop`).
+//! (`need_active_balance()` → `active_load_balance_cpu_stop()`, kernel/sched/fair.c, 2.6.x–6.12).
 //!
 //! Ordinary balancing only detaches *queued* tasks, and refuses cache-hot ones while
 //! `nr_balance_failed <= cache_nice_tries`. When a level keeps failing past

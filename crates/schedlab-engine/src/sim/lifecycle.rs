@@ -1,0 +1,199 @@
+//! Task lifecycle: fork (`wake_up_new_task`: the policy places the child with WF_FORK, its
+//! initial load is attached where it lands) and exit (the load leaves, a parent waiting in
+//! `wait()` is woken). Exec placement (`sched_exec`, WF_EXEC) is an op: see `interp.rs`.
+
+use super::Simulation;
+use crate::pelt::Signal;
+use crate::policy::{TaskHints, wake_flags};
+use crate::state::{LoopStack, Task, TaskState, WaitOn};
+use crate::task::{SpecId, TaskId, TaskSpec, nice_to_weight};
+use schedlab_topo::{CpuId, CpuSet};
+use schedlab_trace::{ThreadInfo, TraceEvent};
+
+impl Simulation {
+    pub(super) fn create_task(
+        &mut self,
+        spec_id: SpecId,
+        parent: Option<TaskId>,
+        parent_cpu: CpuId,
+    ) -> TaskId {
+        let spec: &TaskSpec = &self.workload.specs[spec_id];
+        let id = self.tasks.len();
+        let n = self.topo.nr_cpus();
+        let allowed = spec.affinity.clone().unwrap_or_else(|| CpuSet::full(n));
+        let pid = id as u32 + 1;
+        let mm = match spec.mm {
+            None => pid,
+            Some(m) => {
+                let key = 0x8000_0000 | m;
+                if !self.tgids.iter().any(|(k, _)| *k == key) {
+                    self.tgids.push((key, pid));
+                }
+                key
+            }
+        };
+        let (weight, nice) = (nice_to_weight(spec.nice), spec.nice);
+        let prev = match parent {
+            Some(p) => self.tasks[p].cpu,
+            None => parent_cpu,
+        };
+        let mut vruntime = 0;
+        if let Some(p) = parent {
+            vruntime = self.tasks[p].vruntime;
+        }
+        let task = Task {
+            spec: spec_id,
+            program: spec.program.clone(),
+            pc: 0,
+            loops: LoopStack::default(),
+            state: TaskState::Sleeping(WaitOn::Children),
+            cpu: prev,
+            weight,
+            nice,
+            mm,
+            nr_allowed: allowed.count() as u32,
+            allowed,
+            parent,
+            live_children: 0,
+            waiting_children: false,
+            vruntime,
+            deadline: vruntime,
+            slice: spec.slice_ns.unwrap_or(0),
+            vlag: 0,
+            protect_until_deadline: None,
+            delayed: false,
+            sum_exec: 0,
+            prev_sum_exec: 0,
+            exec_start: self.now,
+            custom_slice: spec.slice_ns,
+            o1_prio: 120 + nice,
+            o1_timeslice_left: 0,
+            o1_sleep_avg: 0.0,
+            o1_seq: 0,
+            load: Signal {
+                sum: 0.0,
+                last: self.now,
+            },
+            util: Signal {
+                sum: 0.0,
+                last: self.now,
+            },
+            ws_bytes: spec.ws_bytes,
+            mem_intensity: spec.mem_intensity,
+            home_node: spec.home_node,
+            user_ns: 0.0,
+            last_ran_cpu: None,
+            last_ran_end: self.now,
+            seg_left: 0.0,
+            spin_left: 0,
+            wake_time: None,
+            runnable_since: self.now,
+            run_delay_ns: 0,
+            nr_voluntary: 0,
+            nr_involuntary: 0,
+            nr_migrations: 0,
+            slots: [0; 8],
+            last_recv_bytes: 0,
+            self_posted: false,
+            timer_gen: 0,
+            started_at: self.now,
+            ran_since_wake: 0,
+            avg_overlap: 0,
+            last_wakeup_ts: 0,
+        };
+        // New tasks start with a full load contribution (PELT init: load_avg = weight).
+        let mut task = task;
+        let full = crate::pelt::divider(self.now);
+        task.load.sum = full;
+        task.util.sum = full / 2.0;
+        self.tasks.push(task);
+        self.token.push(false);
+        self.hints.task.push(TaskHints::default());
+        self.live += 1;
+        if let Some(p) = parent {
+            self.tasks[p].live_children += 1;
+        }
+        if let Some(tr) = &mut self.trace {
+            let tgid = self
+                .tgids
+                .iter()
+                .find(|(k, _)| *k == mm)
+                .map_or(pid, |x| x.1);
+            tr.threads.push(ThreadInfo {
+                pid,
+                tgid,
+                comm: spec.comm.clone(),
+            });
+            if let Some(p) = parent {
+                tr.events.push(TraceEvent::ProcessFork {
+                    ts_ns: self.now,
+                    cpu: prev as u32,
+                    parent_pid: p as u32 + 1,
+                    child_pid: pid,
+                });
+            }
+        }
+        self.policy.task_created(id, parent, &mut self.hints);
+        // The new task's CPU starts as the parent's, then wake_up_new_task places it.
+        let flags = wake_flags::FORK;
+        self.counters.forks += 1;
+        let cpu = self.select_cpu(id, parent, prev, flags);
+        // Its initial utilisation depends on where it landed (sim/util_init.rs).
+        self.tasks[id].util.sum = self.initial_util_sum(id, cpu);
+        // Attach the new task's initial load to its CPU.
+        self.sync_cpu_pelt(cpu);
+        let t = &mut self.tasks[id];
+        t.cpu = cpu;
+        let (ls, us, w) = (t.load.sum, t.util.sum, t.weight as f64);
+        let c = &mut self.cpus[cpu];
+        c.load.sum += ls * w;
+        c.util.sum += us;
+        if let Some(tr) = &mut self.trace {
+            tr.events.push(TraceEvent::WakeupNew {
+                ts_ns: self.now,
+                cpu: prev as u32,
+                pid,
+                prio: 120 + nice,
+                target_cpu: cpu as u32,
+            });
+        }
+        self.tasks[id].state = TaskState::Waking(cpu);
+        self.nr_active += 1;
+        self.cpus[cpu].pending += 1;
+        self.tasks[id].wake_time = Some(self.now);
+        self.enqueue_arrival(id, cpu, flags, true);
+        id
+    }
+
+    pub(super) fn exit_current(&mut self, cpu: CpuId, t: TaskId) {
+        self.update_curr(cpu);
+        self.sync_task_pelt(t);
+        self.sync_cpu_pelt(cpu);
+        self.leave_runnable(cpu, t);
+        let w = self.tasks[t].weight;
+        let (ls, us) = (self.tasks[t].load.sum, self.tasks[t].util.sum);
+        let c = &mut self.cpus[cpu];
+        c.load.sum = (c.load.sum - ls * w as f64).max(0.0);
+        c.util.sum = (c.util.sum - us).max(0.0);
+        self.tasks[t].state = TaskState::Dead;
+        self.nr_active -= 1;
+        self.live -= 1;
+        if let Some(p) = self.tasks[t].parent {
+            self.tasks[p].live_children -= 1;
+            if self.tasks[p].live_children == 0 && self.tasks[p].waiting_children {
+                self.tasks[p].waiting_children = false;
+                if self.tasks[p].state == TaskState::Sleeping(WaitOn::Children) {
+                    self.token[p] = true;
+                    self.try_to_wake_up(p, Some(t), cpu, wake_flags::TTWU | wake_flags::SYNC);
+                }
+            }
+        }
+        if let Some(tr) = &mut self.trace {
+            tr.events.push(TraceEvent::ProcessExit {
+                ts_ns: self.now,
+                cpu: cpu as u32,
+                pid: t as u32 + 1,
+            });
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The wakeup path: `try_to_wake_up` (placement through the policy, the waker's costs, the
+//! migration of the wakee's load), the wakee's arrival after the IPI or wakelist delay, and
+//! `enqueue_arrival` (`ttwu_do_activate`: `place_entity`, the enqueue, then the idle kick or
+//! the preemption check).
+
+use super::Simulation;
+use super::queue::Event;
+use crate::config::ClassKind;
+use crate::policy::{PlacementRecord, SchedView, Step, WakeCtx, wake_flags};
+use crate::state::{CpuMode, TaskState};
+use crate::task::TaskId;
+use schedlab_topo::CpuId;
+use schedlab_trace::TraceEvent;
+
+impl Simulation {
+    /// Asks the policy for a CPU and validates the answer.
+    pub(super) fn select_cpu(
+        &mut self,
+        p: TaskId,
+        waker: Option<TaskId>,
+        waker_cpu: CpuId,
+        flags: u32,
+    ) -> CpuId {
+        let prev = self.tasks[p].cpu;
+        let mut rec = PlacementRecord::default();
+        let ctx = WakeCtx {
+            now: self.now,
+            wakee: p,
+            waker,
+            waker_cpu,
+            prev_cpu: prev,
+            flags,
+        };
+        let cpu = if self.tasks[p].nr_allowed == 1 {
+            rec.step = Step::Pinned;
+            self.tasks[p].allowed.first().unwrap_or(prev)
+        } else {
+            let view = SchedView {
+                now: self.now,
+                topo: &self.topo,
+                domains: &self.domains,
+                cpus: &self.cpus,
+                tasks: &self.tasks,
+                cfg: &self.cfg,
+                profile: &self.profile,
+                nr_overloaded: self.nr_overloaded,
+            };
+            self.policy
+                .select_task_rq(&ctx, &view, &mut self.hints, &mut rec)
+        };
+        let cpu = if cpu < self.cpus.len() && self.tasks[p].allowed.contains(cpu) {
+            cpu
+        } else {
+            self.fallback_cpu(p, prev)
+        };
+        // Cost of deciding, charged to the waker.
+        let s = &self.profile.search;
+        let search = rec.examined as u64 * s.scan_per_cpu_ns
+            + rec.examined_remote as u64 * s.scan_per_cpu_remote_ns;
+        self.counters.searches += 1;
+        self.counters.cpus_examined += (rec.examined + rec.examined_remote) as u64;
+        self.counters.search_cost_ns += search;
+        if waker.is_some() {
+            self.op_extra_cost += search as f64;
+        }
+        self.place_steps[rec.step as usize] += 1;
+        self.place_affine[rec.affine as usize] += 1;
+        if rec.pulled() {
+            self.counters.wakeups_affine += u64::from(flags & wake_flags::TTWU != 0);
+        }
+        if let Some(tr) = &mut self.trace {
+            tr.events.push(TraceEvent::Placement {
+                ts_ns: self.now,
+                cpu: waker_cpu as u32,
+                waker_pid: waker.map_or(0, |w| w as u32 + 1),
+                wakee_pid: p as u32 + 1,
+                prev_cpu: prev as u32,
+                target_cpu: cpu as u32,
+                path: rec.to_string(),
+                examined: rec.examined + rec.examined_remote,
+            });
+        }
+        cpu
+    }
+
+    /// `select_fallback_rq`: prev if allowed, else an allowed CPU on prev's node, else any.
+    pub(super) fn fallback_cpu(&self, p: TaskId, prev: CpuId) -> CpuId {
+        let allowed = &self.tasks[p].allowed;
+        if allowed.contains(prev) {
+            return prev;
+        }
+        let node = self.topo.node_span(prev);
+        node.iter()
+            .find(|&c| allowed.contains(c))
+            .or(allowed.first())
+            .unwrap_or(prev)
+    }
+
+    /// Models `try_to_wake_up()` (kernel/sched/core.c), whose shape is the same from 2.5.59
+    /// to 6.12: places a sleeping task and sends it on its way to the chosen CPU.
+    ///
+    /// A task still on its runqueue (6.12's DELAY_DEQUEUE, `ttwu_runnable()`) is only made
+    /// runnable again. Otherwise the policy picks the CPU ([`Simulation::select_cpu`]: the
+    /// kernel's `select_task_rq()` → `select_task_rq_fair()` from 2.6.23, the era's
+    /// placement code before; the policies crate holds them per era), the
+    /// chosen CPU counts the task at once (`pending`, what `ttwu_pending_visible` eras let
+    /// back-to-back wakeups see), and the wakee is enqueued at once (a local wakeup) or after
+    /// the IPI to an idle CPU or the wakelist delay (`ttwu_queue_wakelist()`, TTWU_QUEUE, 3.0+,
+    /// for CPUs that share no LLC) — see [`Simulation::enqueue_arrival`].
+    ///
+    /// Reconstructed \[M\]: the search, wake, IPI and wakelist costs are the machine
+    /// profile's numbers, charged to the waker (a remote wakee cannot arrive before the
+    /// waker's work that precedes the IPI); the locks (`p->pi_lock`, the runqueue locks) and
+    /// the `p->on_cpu` wait are not modelled; the O(1) era's sleep-average bonus is the
+    /// simplified `o1_sleep_avg`.
+    pub(crate) fn try_to_wake_up(
+        &mut self,
+        p: TaskId,
+        waker: Option<TaskId>,
+        waker_cpu: CpuId,
+        flags: u32,
+    ) {
+        let TaskState::Sleeping(_) = self.tasks[p].state else {
+            debug_assert!(false, "waking task {p} in state {:?}", self.tasks[p].state);
+            return;
+        };
+        let sync = flags & wake_flags::SYNC != 0 && waker.is_some();
+        // 2.6.2x avg_overlap: how long the waker keeps running after a wakeup.
+        if let Some(w) = waker {
+            self.tasks[w].ran_since_wake = 0;
+            self.tasks[w].last_wakeup_ts = self.now;
+        }
+        if self.tasks[p].delayed {
+            // Still queued (DELAY_DEQUEUE): just runnable again, no placement.
+            let cpu = self.tasks[p].cpu;
+            self.sync_task_pelt(p);
+            self.tasks[p].delayed = false;
+            self.cpus[cpu].nr_delayed -= 1;
+            self.tasks[p].state = TaskState::Queued(cpu);
+            self.tasks[p].runnable_since = self.now;
+            self.tasks[p].wake_time = Some(self.now);
+            self.nr_active += 1;
+            self.set_waiting(1);
+            self.counters.wakeups += 1;
+            // ttwu_runnable(): still on its queue, so only the preemption check.
+            self.wakeup_preempt(cpu, p, sync, false);
+            return;
+        }
+        self.counters.wakeups += 1;
+        if sync {
+            self.counters.wakeups_sync += 1;
+        }
+        if waker.is_none() {
+            self.counters.wakeups_irq += 1;
+        }
+        if self.cfg.class == ClassKind::O1 {
+            let slept = (self.now - self.tasks[p].last_ran_end) as f64 / 1e9;
+            let t = &mut self.tasks[p];
+            t.o1_sleep_avg = (t.o1_sleep_avg + slept).min(1.0);
+        }
+        let cpu = self.select_cpu(p, waker, waker_cpu, flags);
+        let view_idle = {
+            let v = self.view();
+            v.idle(cpu)
+        };
+        if view_idle {
+            self.counters.wakeups_to_idle += 1;
+        }
+        let remote = cpu != waker_cpu || waker.is_none();
+        if cpu == waker_cpu {
+            self.counters.wakeups_local += 1;
+        } else {
+            self.counters.wakeups_remote += 1;
+        }
+        if waker.is_some() {
+            self.op_extra_cost += if remote {
+                self.profile.wakeup.remote_wake_ns
+            } else {
+                self.profile.wakeup.local_wake_ns
+            } as f64;
+        }
+        if let Some(tr) = &mut self.trace {
+            tr.events.push(TraceEvent::Waking {
+                ts_ns: self.now,
+                cpu: waker_cpu as u32,
+                pid: p as u32 + 1,
+                prio: 120 + self.tasks[p].nice,
+                target_cpu: cpu as u32,
+            });
+        }
+        if cpu != self.tasks[p].cpu {
+            self.migrate_task(p, cpu, false);
+        }
+        self.tasks[p].state = TaskState::Waking(cpu);
+        self.tasks[p].wake_time = Some(self.now);
+        self.nr_active += 1;
+        self.cpus[cpu].pending += 1;
+        // A remote wakee cannot arrive before the waker has finished the work that precedes
+        // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
+        // (and, for a batch of wakeups in one op, the wakeups before it).
+        let lead = match waker {
+            Some(w) => crate::time::round_u64(self.tasks[w].seg_left + self.op_extra_cost),
+            None => 0,
+        };
+        let delay = if !remote {
+            0
+        } else if self.cpus[cpu].curr.is_none()
+            && matches!(self.cpus[cpu].mode, CpuMode::Idle { .. })
+        {
+            self.counters.ipis += 1;
+            if waker.is_none() {
+                0
+            } else {
+                lead + self.profile.wakeup.ipi_ns
+            }
+        } else if self.cfg.features.ttwu_queue && !self.topo.cpus_share_cache(waker_cpu, cpu) {
+            self.counters.ipis += 1;
+            lead + self.profile.wakeup.ttwu_queue_delay_ns
+        } else {
+            lead
+        };
+        if delay == 0 {
+            self.enqueue_arrival(p, cpu, flags, false);
+        } else {
+            self.events.push(
+                self.now + delay,
+                Event::Arrive {
+                    task: p as u32,
+                    cpu: cpu as u32,
+                    flags,
+                },
+            );
+        }
+    }
+
+    pub(super) fn arrive(&mut self, p: TaskId, cpu: CpuId, flags: u32) {
+        if self.tasks[p].state != TaskState::Waking(cpu) {
+            return;
+        }
+        self.enqueue_arrival(p, cpu, flags, false);
+    }
+
+    /// The wakee lands on `cpu`'s runqueue (`ttwu_do_activate()`, and `wake_up_new_task()`
+    /// for a fork with `initial`): placement of its vruntime (`place_entity`), the enqueue,
+    /// then [`Simulation::wakeup_preempt`].
+    pub(super) fn enqueue_arrival(&mut self, p: TaskId, cpu: CpuId, flags: u32, initial: bool) {
+        self.cpus[cpu].pending -= 1;
+        self.sync_task_pelt(p);
+        self.sync_cpu_pelt(cpu);
+        self.place_entity(cpu, p, initial);
+        self.join_runnable(cpu, p);
+        self.tasks[p].state = TaskState::Queued(cpu);
+        self.tasks[p].runnable_since = self.now;
+        self.rq_insert(cpu, p);
+        self.set_waiting(1);
+        if let Some(tr) = &mut self.trace
+            && !initial
+        {
+            tr.events.push(TraceEvent::Wakeup {
+                ts_ns: self.now,
+                cpu: cpu as u32,
+                pid: p as u32 + 1,
+                prio: 120 + self.tasks[p].nice,
+                target_cpu: cpu as u32,
+            });
+        }
+        let sync = flags & wake_flags::SYNC != 0;
+        let fork = flags & wake_flags::FORK != 0;
+        self.wakeup_preempt(cpu, p, sync, fork);
+    }
+
+    /// `p` was just made runnable on `cpu`'s queue (a wakeup, a fork, an exec or a balancer
+    /// move): an idle CPU is woken, a busy one asks its class whether `p` preempts the running
+    /// task. Models the kernel's `wakeup_preempt()` (6.7+; `check_preempt_curr()` from 2.6.23
+    /// to 6.6, `TASK_PREEMPTS_CURR()` → `resched_task()` in the O(1) scheduler), called from
+    /// `ttwu_do_activate()` (`ttwu_do_wakeup()` before 5.x), `wake_up_new_task()` and
+    /// `attach_task()`. For an idle CPU the kernel's check ends in `resched_curr()` of the
+    /// idle task; here that is [`Simulation::kick_idle`], which charges the idle state's exit
+    /// latency. A CPU already leaving idle, or between tasks in a newly-idle balance, picks
+    /// the task by itself.
+    pub(super) fn wakeup_preempt(&mut self, cpu: CpuId, p: TaskId, sync: bool, fork: bool) {
+        match self.cpus[cpu].mode {
+            CpuMode::Idle { .. } => self.kick_idle(cpu),
+            CpuMode::Exiting { .. } => {}
+            CpuMode::Busy => {
+                if self.cpus[cpu].curr.is_some() && self.check_preempt_wakeup(cpu, p, sync, fork) {
+                    self.counters.preempt_wakeup += 1;
+                    self.resched_now(cpu);
+                }
+            }
+        }
+    }
+}
