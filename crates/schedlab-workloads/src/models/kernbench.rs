@@ -25,6 +25,7 @@
 //! CPU time (fork, exec, syscalls, pipe traffic, switches), over make, gcc, cc1, as and ld.
 
 use super::{Built, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::Report;
 use crate::spec::Args;
@@ -46,6 +47,43 @@ const AS_NS: f64 = 10e6;
 const CHUNK_NS: u64 = 1_000_000;
 /// Seed of the source tree's per-file cc1 times (any fixed value: one tree).
 const TREE_SEED: u64 = 0x6b65_726e_6265_6e63;
+
+/// The catalog entry of `kernbench`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "kernbench",
+    mirrors: "kernbench (a kernel make -j N), one load",
+    about: "make forks at most `jobs` compile jobs at a time through a jobserver token pipe; \
+            each job forks cc1 (LogNormal CPU, median 200ms x scale) and as; then a serial link.",
+    params: &[
+        param(
+            "jobs",
+            "auto",
+            "count",
+            "make -j (auto: 4 x CPUs, kernbench's optimal load; 0 = unbounded)",
+        ),
+        param("files", "400", "count", "compile jobs"),
+        param(
+            "scale",
+            "0.01",
+            "factor",
+            "CPU time scale (1 = real compile times, median 200ms per file)",
+        ),
+        param(
+            "link",
+            "2s",
+            "duration",
+            "serial link step CPU at scale 1 (vmlinux link, sized to the 400-file default)",
+        ),
+        param(
+            "mem_intensity",
+            "0.25",
+            "fraction",
+            "how memory-bound cc1/as/ld are (remote-node slowdown off their first-touch node)",
+        ),
+    ],
+    build: build,
+};
 
 pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
     let ncpus = topo.nr_cpus() as u64;

@@ -16,6 +16,7 @@
 //! ReadX/WriteX payload toward MB/sec, the loadfile's average.
 
 use super::{Built, MAX_TASKS, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, metric, no_samples};
 use crate::spec::Args;
@@ -137,6 +138,38 @@ fn add_pairs(w: &mut Workload, p: &Pairs, lat: Option<HistId>, per_op: impl Fn(u
     w.spawn(TaskSpec::new(p.listener_comm, listener));
 }
 
+/// The catalog entry of `tbench`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const TBENCH: WorkloadInfo = WorkloadInfo {
+    name: "tbench",
+    mirrors: "dbench tbench NPROCS 127.0.0.1 (-t) with tbench_srv",
+    about: "N client/server pairs over TCP loopback; request/reply sizes drawn from the dbench \
+            client.txt mix (mean 2,280 B / 3,290 B, 5,428 B counted per op); tbench_srv forks \
+            one server per accepted connection.",
+    params: &[
+        param("clients", "1", "count", "client processes (NPROCS)"),
+        param(
+            "duration",
+            "1s",
+            "duration",
+            "run time (-t; tbench's default 600s shrunk to keep runs short)",
+        ),
+        param(
+            "client_work",
+            "2us",
+            "duration",
+            "client user-space work per operation",
+        ),
+        param(
+            "server_work",
+            "3us",
+            "duration",
+            "server user-space work per operation",
+        ),
+    ],
+    build: build_tbench,
+};
+
 pub(crate) fn build_tbench(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let clients = a.int("clients", 1, MAX_TASKS / 2)?;
     let duration = a.int("duration", 1_000, 3_600_000_000_000)?;
@@ -214,6 +247,39 @@ impl Report for TbenchOut {
         Ok((format_tbench(&r), m))
     }
 }
+
+/// The catalog entry of `netperf-rr`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const NETPERF_RR: WorkloadInfo = WorkloadInfo {
+    name: "netperf-rr",
+    mirrors: "netperf -t TCP_RR -r 1,1 -l SECS, N instances in parallel",
+    about: "N request/response pairs over TCP loopback (netserver forks a child per test); \
+            transactions per second summed over the instances.",
+    params: &[
+        param("pairs", "1", "count", "parallel netperf instances"),
+        param(
+            "duration",
+            "1s",
+            "duration",
+            "run time (-l; netperf's default 10s shrunk)",
+        ),
+        param("request", "1", "bytes", "request size (-r R,_)"),
+        param("response", "1", "bytes", "response size (-r _,R)"),
+        param(
+            "client_work",
+            "500ns",
+            "duration",
+            "netperf user-space work per transaction",
+        ),
+        param(
+            "server_work",
+            "500ns",
+            "duration",
+            "netserver user-space work per transaction",
+        ),
+    ],
+    build: build_netperf,
+};
 
 pub(crate) fn build_netperf(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let pairs = a.int("pairs", 1, MAX_TASKS / 2)?;
