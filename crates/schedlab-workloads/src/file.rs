@@ -1,5 +1,6 @@
 //! TOML workload files (`-w file:PATH`): tasks, groups, channels, barriers and programs
-//! written with the primitives of benchmarks.md §3.1. The format is documented with
+//! written with the engine's primitives (compute, send/recv on channels, futexes, sleeps and
+//! timers, locks, fork/exit/wait, barriers). The format is documented with
 //! examples in `docs/workloads/file-format.md` and `workloads/*.toml`; a ping-pong:
 //!
 //! ```toml

@@ -1,4 +1,4 @@
-//! AIM7 / re-aim-7 with a compute-heavy workfile (benchmarks.md §2.9), at one user count.
+//! AIM7 / re-aim-7 with a compute-heavy workfile (the `compute` workfile), at one user count.
 //!
 //! ```text
 //!   reaim ──fork──▶ users U_0..U_{N-1} and their pipe partners P_i ──barrier──▶ start
@@ -32,7 +32,7 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
         param("jobs", "10", "count", "jobs per user"),
         param("work", "2ms", "duration", "mean compute per job"),
     ],
-    build: build,
+    build,
 };
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {

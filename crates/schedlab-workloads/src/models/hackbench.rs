@@ -1,4 +1,5 @@
-//! hackbench (rt-tests) / perf bench sched messaging (benchmarks.md §2.1).
+//! hackbench (rt-tests `src/hackbench/hackbench.c`, Ingo Molnar's 2008 version of Rusty
+//! Russell's benchmark) / perf bench sched messaging (`tools/perf/bench/sched-messaging.c`).
 //!
 //! ```text
 //!   main ──fork×40G──▶ workers ──barrier(40G+1)──▶ start
@@ -134,7 +135,7 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
             "workers as processes (-P, default) or threads (-T)",
         ),
     ],
-    build: build,
+    build,
 };
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {

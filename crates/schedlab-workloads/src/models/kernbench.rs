@@ -1,4 +1,4 @@
-//! kernbench: a kernel build at one `make -j` load (benchmarks.md §2.8).
+//! kernbench: a kernel build at one `make -j` load (kernbench, Con Kolivas / Martin Bligh).
 //!
 //! ```text
 //!   make: put `jobs` tokens in the jobserver pipe;
@@ -12,12 +12,12 @@
 //! Every process is created by fork (WF_FORK slow-path placement) and its parent is woken
 //! (WF_SYNC) by the last child's exit, as make and gcc are in wait4.
 //!
-//! **Memory footprint** (benchmarks.md §2.8 lists it in the model): cc1, as and ld allocate
+//! **Memory footprint** (part of kernbench's task graph, not only its CPU time): cc1, as and ld allocate
 //! their heap after exec, so it lives on the node where they first run after the exec
 //! (first touch; the engine re-homes a first-touch task at exec). A job that a balancer
 //! moves to another node keeps its memory behind and runs `1 + remote_memory_slowdown ×
 //! mem_intensity × steps` slower there, which is what raises kernbench's user time when
-//! cross-node balancing is more eager (published-results.md R3).
+//! cross-node balancing is more eager (case R3 of docs/validation.md).
 //!
 //! **User and system time** are counted the way kernbench reads them (`getrusage` of the
 //! children): user time is every task's user-mode work (the engine's per-task `user_ns`:
@@ -82,7 +82,7 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
             "how memory-bound cc1/as/ld are (remote-node slowdown off their first-touch node)",
         ),
     ],
-    build: build,
+    build,
 };
 
 pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
@@ -96,9 +96,9 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
     // time that scales with memory latency. A compiler is neither a streaming kernel
     // (numa-test's 0.8) nor cache-resident: cc1 walks pointer-rich trees over a heap of tens
     // of MB, past a 2003 L3 of a few MB, with good locality. A quarter is a
-    // [reconstruction] (the spec gives no figure); on the TX7 profile (remote memory ~2x
-    // local) a job off its node runs 1.2x slower, inside cost-model.md §1's range from
-    // "little" (cache-resident) to 1.3-1.6x (memory-intensive). The slowdown is a fraction
+    // [reconstruction] (no published figure); on the TX7 profile (remote memory ~2x
+    // local) a job off its node runs 1.2x slower, inside the range a node distance of
+    // 20 vs 10 gives: "little" (cache-resident) to 1.3-1.6x (memory-intensive). The slowdown is a fraction
     // of run time, so it survives `scale`; the working set (a refetch cost per migration,
     // which the time compression would inflate) stays at the engine's default.
     let mi = a.float("mem_intensity")?;

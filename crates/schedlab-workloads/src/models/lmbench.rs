@@ -1,5 +1,5 @@
 //! lmbench bandwidth (bw_pipe, bw_unix, bw_tcp) and context-switch latency (lat_ctx)
-//! (benchmarks.md §2.2).
+//! of lmbench 3 (`src/bw_pipe.c`, `bw_unix.c`, `bw_tcp.c`, `lat_ctx.c`).
 //!
 //! ```text
 //!   bw:      writer: total/size × write(size)  ──channel──▶  reader: total/size × read

@@ -1,4 +1,5 @@
-//! The built-in benchmark models, one module per benchmark family (benchmarks.md §2), and
+//! The built-in benchmark models, one module per benchmark family (each documented in
+//! `docs/workloads/`), and
 //! the small helpers they share.
 //!
 //! Each `build` reads its parameters through [`crate::spec::Args`], declares the engine

@@ -1,4 +1,4 @@
-//! numa_test (Erich Focht, 2002-2003; benchmarks.md §2.10): memory-bound tasks whose memory
+//! numa_test (Erich Focht's NUMA scheduler test, LKML 2002-2003, for 2.5.x): memory-bound tasks whose memory
 //! lives where they first ran, disturbed by a short hackbench.
 //!
 //! ```text
@@ -66,7 +66,7 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
         ),
         param("delay", "10ms", "duration", "when the hackbench starts"),
     ],
-    build: build,
+    build,
 };
 
 pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {

@@ -1,5 +1,5 @@
-//! pgbench against PostgreSQL (benchmarks.md §2.6): pgbench threads are 1:N hubs over their
-//! sessions, one backend process per session.
+//! pgbench (PostgreSQL 14+, `src/bin/pgbench/pgbench.c`) against PostgreSQL: pgbench threads
+//! are 1:N hubs over their sessions, one backend process per session.
 //!
 //! ```text
 //!   hub_j (pgbench thread) ──query──▶ q_j ──▶ backends of hub j (any idle one takes it)
@@ -69,7 +69,7 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
             "WAL flush (fsync) device time per commit group",
         ),
     ],
-    build: build,
+    build,
 };
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {

@@ -1,4 +1,4 @@
-//! perf bench sched pipe (benchmarks.md §2.2): a strict 1:1 ping-pong of 4-byte messages over
+//! perf bench sched pipe (`tools/perf/bench/sched-pipe.c`, Ingo Molnar's pipe-test-1m): a strict 1:1 ping-pong of 4-byte messages over
 //! two pipes; with `pairs > 1`, will-it-scale context_switch1's N independent pairs.
 //!
 //! ```text
@@ -42,7 +42,7 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
         ),
         param("pairs", "1", "count", "independent ping-pong pairs"),
     ],
-    build: build,
+    build,
 };
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {

@@ -1,5 +1,5 @@
-//! Request/response pairs over TCP loopback (benchmarks.md §2.4-2.5): dbench's tbench and
-//! netperf TCP_RR.
+//! Request/response pairs over TCP loopback: dbench 4.0's tbench (with tbench_srv) and
+//! netperf 2.x TCP_RR.
 //!
 //! ```text
 //!   client_i ──connect──▶ listener ──fork (WF_FORK)──▶ server_i
@@ -28,7 +28,7 @@ use schedlab_topo::Topology;
 use std::sync::Arc;
 
 /// One line of the op mix: name, operations per 1,000, request bytes, reply bytes, counted
-/// payload bytes. Built from the dbench 4.0 client.txt analysis of benchmarks.md §2.4 (op
+/// payload bytes. Built from an analysis of dbench 4.0's `client.txt` load file (op
 /// shares; ReadX mostly 4 KiB and 60 KiB, WriteX 64 KiB, 4 KiB and 1 B; SMB headers of
 /// 40-110 B); the sizes of the small-ReadX and mid-WriteX classes are set so that the mix
 /// reproduces the published means (2,280 B request, 3,290 B reply, 5,428 B payload per op).
@@ -390,7 +390,7 @@ mod tests {
         assert!((req - 2280.0).abs() < 2280.0 * 0.01, "request mean {req}");
         assert!((rep - 3290.0).abs() < 3290.0 * 0.01, "reply mean {rep}");
         assert!((pay - 5428.0).abs() < 5428.0 * 0.01, "payload mean {pay}");
-        // Op shares of client.txt (benchmarks.md §2.4): ReadX 27.1 %, WriteX 8.6 %.
+        // Op shares of dbench 4.0's client.txt: ReadX 27.1 %, WriteX 8.6 %.
         let share = |n: &str| {
             TBENCH_MIX
                 .iter()

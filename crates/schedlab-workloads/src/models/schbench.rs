@@ -1,4 +1,4 @@
-//! schbench (benchmarks.md §2.3), both generations.
+//! schbench (Chris Mason, github.com/masoncl/schbench), both generations.
 //!
 //! ```text
 //!   old:  worker W: loop { spin(cputime); list_k += W; post(M_k); wait_self; record(now − stamp_k) }
@@ -104,7 +104,7 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
             "v1: per-CPU locking around the work (-L turns it off)",
         ),
     ],
-    build: build,
+    build,
 };
 
 pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {

@@ -1,4 +1,4 @@
-//! sysbench OLTP read/write against MySQL/MariaDB (benchmarks.md §2.7).
+//! sysbench OLTP read/write against MySQL/MariaDB (sysbench 1.0 `oltp_read_write`).
 //!
 //! ```text
 //!   pool = 0 (thread per connection):  client_i ⇄ server thread_i   (1:1 pairs over unix sockets)
@@ -53,7 +53,7 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
         param("query_work", "30us", "duration", "server CPU per query"),
         param("client_work", "5us", "duration", "client CPU per query"),
     ],
-    build: build,
+    build,
 };
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
