@@ -1,11 +1,11 @@
-//! The registry of built-in workloads: one line per model in [`catalog`], pointing at the
-//! entry ([`WorkloadInfo`]: parameters, defaults, units, help, the real tool it mirrors and
-//! its builder) that the model's own file declares. `schedlab workloads` prints it, the spec
+//! The registry of built-in workloads: one line per model (the list in `models/mod.rs`), each
+//! naming the entry ([`WorkloadInfo`]: parameters, defaults, units, help, the real tool it
+//! mirrors and its builder) that the model's own file declares. `schedlab workloads` prints it, the spec
 //! parser validates against it, `instantiate` calls its builder, and a test checks
 //! `docs/workloads/` against it, so a model is declared once.
 //!
-//! Adding a model: write `models/NAME.rs` with its `INFO` and `build`, add `mod NAME` to
-//! `models/mod.rs`, one line to [`catalog`]'s list, and its page to `docs/workloads/`.
+//! Adding a model: write `models/NAME.rs` with its `INFO` and `build`, add `mod NAME;` and
+//! one line to the list in `models/mod.rs` (its `CATALOG`), and its page to `docs/workloads/`.
 //!
 //! The `unit` of a parameter also says how its value is read (see `ValueKind`): `count`
 //! (a whole number), `bytes` (`100`, `64K`, `10M`), `KB`, `duration` (a number with a unit:
@@ -95,33 +95,14 @@ pub(crate) const fn param(
     }
 }
 
-/// Every registered model, in display order: one line per model, whose entry (parameters,
-/// defaults, help, builder) lives in the model's own file.
-static CATALOG: &[WorkloadInfo] = &[
-    models::hackbench::INFO,
-    models::pipe::INFO,
-    models::rr::TBENCH,
-    models::rr::NETPERF_RR,
-    models::pgbench::INFO,
-    models::sysbench::INFO,
-    models::schbench::INFO,
-    models::aim7::INFO,
-    models::kernbench::INFO,
-    models::numa::INFO,
-    models::lmbench::LMBENCH_BW,
-    models::lmbench::LAT_CTX,
-    crate::file::INFO,
-    crate::rtapp::INFO,
-];
-
 /// Every built-in workload, in display order.
 pub fn catalog() -> &'static [WorkloadInfo] {
-    CATALOG
+    models::CATALOG
 }
 
 /// The catalog entry of `name`.
 pub fn info(name: &str) -> Option<&'static WorkloadInfo> {
-    CATALOG.iter().find(|w| w.name == name)
+    models::CATALOG.iter().find(|w| w.name == name)
 }
 
 impl WorkloadInfo {
