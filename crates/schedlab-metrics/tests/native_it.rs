@@ -26,7 +26,7 @@ fn every_registered_format_round_trips() {
     unique.sort_unstable();
     unique.dedup();
     assert_eq!(unique.len(), tools.len(), "{tools:?}");
-    assert_eq!(tools.len(), 14, "{tools:?}");
+    assert!(tools.len() >= 14, "{tools:?}");
     for f in formats() {
         let n = f.check_round_trip().unwrap_or_else(|e| panic!("{e}"));
         assert!(n > 0, "{}: no examples", f.tool());
