@@ -1,6 +1,7 @@
-//! The native-format formatters and parsers: every formatter's output parses back to the
-//! numbers it was given (up to the tool's printed precision), and every parser reads the
-//! committed sample outputs of the real tools (`tests/samples/`, provenance in its README).
+//! The native formats: every registered format's output parses back to the numbers it was
+//! given (up to the tool's printed precision; one test for all of them), the formatters print
+//! the real tools' lines, and every parser reads the committed sample outputs of the real
+//! tools (`tests/samples/`, provenance in its README).
 
 use schedlab_metrics::Better;
 use schedlab_metrics::native::*;
@@ -16,98 +17,61 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 
 // ---- round trips ------------------------------------------------------------------------------
 
+/// The one round-trip test: every registered format's examples parse back to their numbers at
+/// the tool's printed precision.
 #[test]
-fn hackbench_round_trip() {
-    for threads in [false, true] {
-        let r = HackbenchReport {
-            threads,
-            groups: 10,
-            fds: 20,
-            loops: 100,
-            datasize: 100,
-            time_s: 0.715,
-        };
-        let text = format_hackbench(&r);
-        assert_eq!(parse_hackbench(&text).unwrap(), r, "{text}");
+fn every_registered_format_round_trips() {
+    let tools: Vec<_> = formats().iter().map(|f| f.tool()).collect();
+    let mut unique = tools.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), tools.len(), "{tools:?}");
+    assert!(tools.len() >= 14, "{tools:?}");
+    for f in formats() {
+        let n = f.check_round_trip().unwrap_or_else(|e| panic!("{e}"));
+        assert!(n > 0, "{}: no examples", f.tool());
     }
-    let text = format_hackbench(&HackbenchReport {
-        threads: false,
-        groups: 10,
-        fds: 20,
-        loops: 100,
-        datasize: 100,
-        time_s: 0.715,
-    });
-    // The exact rt-tests lines (benchmarks.md §2.1).
+}
+
+// ---- what the formatters print, beyond the round trip ---------------------------------------
+
+#[test]
+fn hackbench_prints_rt_tests_lines() {
+    let r = &Hackbench::examples()[0];
+    assert!(!r.threads);
+    // The exact lines rt-tests 2.4 hackbench prints.
     assert_eq!(
-        text,
+        Hackbench::format(r),
         "Running in process mode with 10 groups using 40 file descriptors each (== 400 tasks)\n\
          Each sender will pass 100 messages of 100 bytes\nTime: 0.715\n"
     );
-}
-
-#[test]
-fn perf_messaging_round_trip() {
-    let r = PerfMessagingReport {
-        threads: true,
-        groups: 4,
-        fds: 20,
-        time_s: 1.25,
-    };
-    let text = format_perf_messaging(&r);
+    let text = PerfMessaging::format(&PerfMessaging::examples()[0]);
     assert!(text.contains("     Total time: 1.250 [sec]\n"), "{text}");
-    assert_eq!(parse_perf_messaging(&text).unwrap(), r);
 }
 
 #[test]
-fn perf_pipe_round_trip() {
-    let r = PipeReport {
-        loops: 1_000_000,
-        threads: false,
-        total_s: 8.813_985,
-    };
-    let text = format_perf_pipe(&r);
+fn perf_pipe_prints_perfs_layout() {
+    let r = &PerfPipe::examples()[0];
+    let text = format_perf_pipe(r);
     let p = parse_perf_pipe(&text).unwrap();
-    assert_eq!(p.loops, Some(1_000_000));
-    assert_eq!(p.threads, Some(false));
     assert_eq!(p.total_s, Some(8.813));
     assert!(close(p.usecs_per_op, 8.813985, 1e-6), "{text}");
     assert_eq!(p.ops_per_sec, Some(113_456.0));
-    // Same layout as the example in benchmarks.md §2.2.
+    // Same layout as perf 6.1's output for these numbers.
     assert_eq!(text, sample("perf_pipe_spec.txt"));
     let names: Vec<_> = r.metrics().into_iter().map(|m| m.name).collect();
     assert_eq!(names, ["usecs_per_op", "ops_per_sec"]);
 }
 
 #[test]
-fn tbench_round_trip() {
-    let r = TbenchReport {
-        ops: vec![
-            TbenchOpStat {
-                name: "ReadX".into(),
-                count: 300,
-                avg_lat_ms: 0.02,
-                max_lat_ms: 1.5,
-            },
-            TbenchOpStat {
-                name: "NTCreateX".into(),
-                count: 100,
-                avg_lat_ms: 0.06,
-                max_lat_ms: 0.25,
-            },
-        ],
-        throughput_mb_s: 287.617,
-        clients: 1,
-        procs: 1,
-        max_latency_ms: 5.487,
-    };
-    let text = format_tbench(&r);
+fn tbench_prints_dbench_throughput_line() {
+    let r = &Tbench::examples()[0];
+    let text = format_tbench(r);
     assert!(
         text.ends_with("Throughput 287.617 MB/sec  1 clients  1 procs  max_latency=5.487 ms\n"),
         "{text}"
     );
     let p = parse_tbench(&text).unwrap();
-    assert_eq!(p, r);
     // (300 * 0.02 + 100 * 0.06) / 400 = 0.03
     assert!(close(p.avg_latency_ms().unwrap(), 0.03, 1e-12));
     let m = p.metrics();
@@ -117,72 +81,41 @@ fn tbench_round_trip() {
 }
 
 #[test]
-fn netperf_round_trip() {
-    let r = NetperfRrReport {
-        send_socket: 16384,
-        recv_socket: 131072,
-        request: 1,
-        response: 1,
-        elapsed_s: 10.0,
-        trans_per_sec: 35432.12,
-    };
-    assert_eq!(parse_netperf_rr(&format_netperf_rr(&r)).unwrap(), r);
-}
-
-#[test]
-fn pgbench_round_trip() {
-    let r = PgbenchReport {
-        transaction_type: "<builtin: select only>".into(),
-        scale: 1,
-        clients: 4,
-        threads: 1,
-        duration_s: 5,
-        transactions: 100_000,
-        latency_avg_ms: 0.2,
-        initial_connection_ms: 12.5,
-        tps: 20_000.123_456,
-    };
-    let p = parse_pgbench(&format_pgbench(&r)).unwrap();
-    assert!(close(p.tps, r.tps, 1e-9));
-    assert_eq!(p.latency_avg_ms, Some(0.2));
-    assert_eq!(p.transactions, Some(100_000));
-    assert_eq!(p.clients, Some(4));
-}
-
-#[test]
-fn sysbench_round_trip() {
-    let r = SysbenchReport {
-        reads: 140_000,
-        writes: 40_000,
-        other: 20_000,
-        transactions: 10_000,
-        transactions_per_sec: 999.87,
-        latency_avg_ms: 5.0,
-        latency_p95_ms: 8.0,
-    };
-    assert_eq!(parse_sysbench(&format_sysbench(&r)).unwrap(), r);
-}
-
-#[test]
-fn schbench_old_round_trip() {
-    let r = SchbenchOldReport {
-        p50: 33,
-        p75: 45,
-        p90: 51,
-        p95: 4152,
-        p99: 14288,
-        p99_5: 14288,
-        p99_9: 14288,
-        min: 0,
-        max: 14276,
-    };
-    let text = format_schbench_old(&r);
-    // Byte-identical to the block quoted in benchmarks.md §2.3.
-    assert_eq!(text, sample("schbench_old_spec.txt"));
-    assert_eq!(parse_schbench_old(&text).unwrap(), r);
+fn schbench_prints_both_generations_blocks() {
+    let r = &SchbenchOld::examples()[0];
+    // Byte-identical to the 2019-2022 block of the sample.
+    assert_eq!(format_schbench_old(r), sample("schbench_old_spec.txt"));
     let m = r.metrics();
     assert_eq!(m[0].name, "wakeup_lat_p99_us");
     assert_eq!(m[0].value, 14288.0);
+
+    let r = v1_spec_report();
+    assert_eq!(SchbenchV1::examples(), vec![r.clone()]);
+    let text = format_schbench_v1(&r);
+    // The sample is this text plus the `sched delay` line that the formatter does not print.
+    let spec = sample("schbench_v1_spec.txt");
+    assert!(spec.starts_with(&text), "{text}\n---\n{spec}");
+    let names: Vec<_> = r.metrics().into_iter().map(|m| m.name).collect();
+    assert_eq!(
+        names,
+        [
+            "wakeup_lat_p99_us",
+            "wakeup_lat_p50_us",
+            "wakeup_lat_p90_us",
+            "wakeup_lat_p99_9_us",
+            "rps"
+        ]
+    );
+}
+
+#[test]
+fn lmbench_bw_prints_lmbench_line() {
+    assert_eq!(LmbenchBw::examples().len(), 2);
+    let b = format_lmbench_bw(&LmbenchBwReport {
+        kind: LmbenchBwKind::Unix,
+        mb_per_sec: 1.0,
+    });
+    assert_eq!(b, "AF_UNIX sock stream bandwidth: 1.00 MB/sec\n");
 }
 
 fn block(rows: &[(f64, u64, u64)], star: usize, total: u64, min: u64, max: u64) -> PctBlock {
@@ -238,86 +171,6 @@ fn v1_spec_report() -> SchbenchV1Report {
         ),
         average_rps: 3009.10,
     }
-}
-
-#[test]
-fn schbench_v1_round_trip() {
-    let r = v1_spec_report();
-    let text = format_schbench_v1(&r);
-    // The sample is this text plus the `sched delay` line that the formatter does not print.
-    let spec = sample("schbench_v1_spec.txt");
-    assert!(spec.starts_with(&text), "{text}\n---\n{spec}");
-    assert_eq!(parse_schbench_v1(&text).unwrap(), r);
-    let names: Vec<_> = r.metrics().into_iter().map(|m| m.name).collect();
-    assert_eq!(
-        names,
-        [
-            "wakeup_lat_p99_us",
-            "wakeup_lat_p50_us",
-            "wakeup_lat_p90_us",
-            "wakeup_lat_p99_9_us",
-            "rps"
-        ]
-    );
-}
-
-#[test]
-fn aim7_kernbench_numa_lmbench_round_trip() {
-    let a = Aim7Report {
-        max_jobs_per_min: 12345.67,
-    };
-    assert_eq!(parse_aim7(&format_aim7(&a)).unwrap(), a);
-
-    let k = vec![
-        KernbenchReport {
-            load: "Half load -j 16".into(),
-            elapsed_s: (80.5, 0.3),
-            user_s: (600.25, 1.5),
-            system_s: (55.0, 0.25),
-            percent_cpu: (810.0, 2.0),
-            context_switches: (50000.0, 120.0),
-            sleeps: (70000.0, 300.0),
-        },
-        KernbenchReport {
-            load: "Optimal load -j 128".into(),
-            elapsed_s: (45.23, 0.21),
-            user_s: (620.12, 1.02),
-            system_s: (60.33, 0.44),
-            percent_cpu: (1504.0, 3.2),
-            context_switches: (123456.0, 789.0),
-            sleeps: (98765.0, 432.0),
-        },
-    ];
-    assert_eq!(parse_kernbench(&format_kernbench(&k)).unwrap(), k);
-
-    let n = NumaTestReport {
-        tasks: 8,
-        average_user_s: 12.5,
-        elapsed_s: 15.75,
-        total_user_s: 100.0,
-        total_sys_s: 0.25,
-    };
-    assert_eq!(parse_numa_test(&format_numa_test(&n)).unwrap(), n);
-
-    for kind in [LmbenchBwKind::Pipe, LmbenchBwKind::Unix] {
-        let b = LmbenchBwReport {
-            kind,
-            mb_per_sec: 4321.5,
-        };
-        assert_eq!(parse_lmbench_bw(&format_lmbench_bw(&b)).unwrap(), b);
-    }
-    let b = format_lmbench_bw(&LmbenchBwReport {
-        kind: LmbenchBwKind::Unix,
-        mb_per_sec: 1.0,
-    });
-    assert_eq!(b, "AF_UNIX sock stream bandwidth: 1.00 MB/sec\n");
-
-    let l = LatCtxReport {
-        size_kb: 16,
-        overhead_us: 1.23,
-        points: vec![(2, 3.45), (4, 4.1), (8, 4.87)],
-    };
-    assert_eq!(parse_lat_ctx(&format_lat_ctx(&l)).unwrap(), l);
 }
 
 // ---- real and quoted samples ------------------------------------------------------------------
@@ -438,18 +291,9 @@ fn parsers_reject_foreign_output() {
         parse_hackbench(junk),
         Err(NativeError::Missing { .. })
     ));
-    assert!(parse_perf_pipe(junk).is_err());
-    assert!(parse_tbench(junk).is_err());
-    assert!(parse_pgbench(junk).is_err());
-    assert!(parse_schbench_old(junk).is_err());
-    assert!(parse_schbench_v1(junk).is_err());
-    assert!(parse_sysbench(junk).is_err());
-    assert!(parse_kernbench(junk).is_err());
-    assert!(parse_numa_test(junk).is_err());
-    assert!(parse_aim7(junk).is_err());
-    assert!(parse_lmbench_bw(junk).is_err());
-    assert!(parse_lat_ctx(junk).is_err());
-    assert!(parse_netperf_rr(junk).is_err());
+    for f in formats() {
+        assert!(f.accepts(junk).is_err(), "{} accepted junk", f.tool());
+    }
     let e = parse_hackbench("Time: 1.2.3\n");
     // "1.2.3" matches the digits-and-dots pattern but is not a number.
     assert_eq!(

@@ -1,5 +1,6 @@
 //! TOML workload files (`-w file:PATH`): tasks, groups, channels, barriers and programs
-//! written with the primitives of benchmarks.md §3.1. The format is documented with
+//! written with the engine's primitives (compute, send/recv on channels, futexes, sleeps and
+//! timers, locks, fork/exit/wait, barriers). The format is documented with
 //! examples in `docs/workloads/file-format.md` and `workloads/*.toml`; a ping-pong:
 //!
 //! ```toml
@@ -25,9 +26,11 @@
 //! Unknown keys are errors; syntax and type errors carry the line and column (from the
 //! `toml` parser), and so do references to undeclared channels, barriers and tasks.
 
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::ir::{Doc, IrOp, IrTask, Name};
 use crate::models::Built;
+use crate::spec::Args;
 use crate::spec::parse_bytes;
 use schedlab_engine::time::parse_duration;
 use schedlab_engine::{ChannelKind, Dist};
@@ -247,6 +250,24 @@ impl Src<'_> {
 }
 
 /// Reads a workload file.
+/// The catalog entry of `file`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "file",
+    mirrors: "a schedlab workload file (TOML), see docs/workloads/file-format.md",
+    about: "Tasks, channels, barriers and programs written in TOML: `-w file:PATH`.",
+    params: &[param("path", "", "path", "the TOML file")],
+    build: build_spec,
+};
+
+/// Builds `file:PATH` through [`build`] (the path is the one parameter).
+fn build_spec(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
+    // `text` reads `auto` as "not given"; a path is never derived, so keep it verbatim.
+    let path = a.text("path").unwrap_or_else(|| "auto".into());
+    a.resolve("path", &path);
+    build(&path, topo)
+}
+
 pub(crate) fn build(path: &str, topo: &Topology) -> Result<Built, WorkloadError> {
     let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::File {
         path: path.into(),

@@ -39,45 +39,16 @@ use schedlab_topo::Topology;
 /// count; affinities and memory nodes are checked against it).
 pub fn instantiate(spec: &WorkloadSpec, topo: &Topology) -> Result<Instance, WorkloadError> {
     let mut args = spec::Args::new(spec)?;
-    let (workload, report) = match spec.name.as_str() {
-        "hackbench" => models::hackbench::build(&mut args, topo)?,
-        "pipe" => models::pipe::build(&mut args, topo)?,
-        "tbench" => models::rr::build_tbench(&mut args, topo)?,
-        "netperf-rr" => models::rr::build_netperf(&mut args, topo)?,
-        "pgbench" => models::pgbench::build(&mut args, topo)?,
-        "sysbench-oltp" => models::sysbench::build(&mut args, topo)?,
-        "schbench" => models::schbench::build(&mut args, topo)?,
-        "aim7-compute" => models::aim7::build(&mut args, topo)?,
-        "kernbench" => models::kernbench::build(&mut args, topo)?,
-        "numa-test" => models::numa::build(&mut args, topo)?,
-        "lmbench-bw" => models::lmbench::build_bw(&mut args, topo)?,
-        "lat-ctx" => models::lmbench::build_ctx(&mut args, topo)?,
-        "file" => file::build(&path_of(spec), topo)?,
-        "rtapp" => rtapp::build(&path_of(spec), topo)?,
-        other => {
-            // parse_spec only accepts catalog names; a catalog entry without a model is a bug.
-            return Err(WorkloadError::UnknownWorkload {
-                name: other.into(),
-                suggestion: None,
-                known: String::new(),
-            });
-        }
-    };
+    // Every registered model carries its builder (catalog.rs lists them).
+    let (workload, report) = (args.info.build)(&mut args, topo)?;
     workload.validate().map_err(|msg| WorkloadError::Invalid {
         workload: workload.name.clone(),
         msg,
     })?;
-    if spec.name == "file" || spec.name == "rtapp" {
-        args.used.insert("path".into(), path_of(spec));
-    }
     Ok(Instance {
         workload,
         spec: spec.clone(),
         params: args.used,
         report,
     })
-}
-
-fn path_of(spec: &WorkloadSpec) -> String {
-    spec.get("path").unwrap_or_default().to_string()
 }

@@ -21,9 +21,11 @@
 //! real-time or deadline policies, per-phase affinity, uclamp, taskgroups) is refused with
 //! an error naming each use. `//` and `/* */` comments are stripped before parsing.
 
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::ir::{Doc, IrOp, IrTask, Name};
 use crate::models::Built;
+use crate::spec::Args;
 use schedlab_engine::Dist;
 use schedlab_engine::task::WAKE_ALL;
 use schedlab_topo::Topology;
@@ -164,6 +166,24 @@ pub(crate) fn strip_comments(s: &str) -> String {
 }
 
 /// Reads an rt-app JSON file.
+/// The catalog entry of `rtapp`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "rtapp",
+    mirrors: "rt-app JSON workload (scheduler-tools/rt-app)",
+    about: "An rt-app JSON file whose events map onto the engine's primitives: `-w rtapp:PATH`.",
+    params: &[param("path", "", "path", "the rt-app JSON file")],
+    build: build_spec,
+};
+
+/// Builds `rtapp:PATH` through [`build`] (the path is the one parameter).
+fn build_spec(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
+    // `text` reads `auto` as "not given"; a path is never derived, so keep it verbatim.
+    let path = a.text("path").unwrap_or_else(|| "auto".into());
+    a.resolve("path", &path);
+    build(&path, topo)
+}
+
 pub(crate) fn build(path: &str, topo: &Topology) -> Result<Built, WorkloadError> {
     let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::File {
         path: path.into(),

@@ -1,4 +1,4 @@
-//! AIM7 / re-aim-7 with a compute-heavy workfile (benchmarks.md §2.9), at one user count.
+//! AIM7 / re-aim-7 with a compute-heavy workfile (the `compute` workfile), at one user count.
 //!
 //! ```text
 //!   reaim ──fork──▶ users U_0..U_{N-1} and their pipe partners P_i ──barrier──▶ start
@@ -9,6 +9,7 @@
 //! ```
 
 use super::{ABS, Built, MAX_TASKS, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, first_abs_time, no_samples};
 use crate::spec::Args;
@@ -18,6 +19,21 @@ use schedlab_metrics::native::{Aim7Report, format_aim7};
 use schedlab_metrics::{Better, Metric};
 use schedlab_topo::Topology;
 use std::sync::Arc;
+
+/// The catalog entry of `aim7-compute`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "aim7-compute",
+    mirrors: "AIM7 / re-aim-7 (compute workfile), one user count",
+    about: "N users, each running jobs that mix compute with a pipe exchange, a short sleep and \
+            a fork/exit; jobs per minute.",
+    params: &[
+        param("tasks", "16", "count", "users"),
+        param("jobs", "10", "count", "jobs per user"),
+        param("work", "2ms", "duration", "mean compute per job"),
+    ],
+    build,
+};
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let tasks = a.int("tasks", 1, MAX_TASKS / 3)?;

@@ -1,4 +1,5 @@
-//! hackbench (rt-tests) / perf bench sched messaging (benchmarks.md §2.1).
+//! hackbench (rt-tests `src/hackbench/hackbench.c`, Ingo Molnar's 2008 version of Rusty
+//! Russell's benchmark) / perf bench sched messaging (`tools/perf/bench/sched-messaging.c`).
 //!
 //! ```text
 //!   main ──fork×40G──▶ workers ──barrier(40G+1)──▶ start
@@ -10,6 +11,7 @@
 //! end − the barrier's release; fork time is excluded, exit and reap are included.
 
 use super::{ABS, Built, MAX_TASKS, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, first_abs_time, no_samples};
 use crate::spec::Args;
@@ -101,6 +103,40 @@ pub(crate) fn add(w: &mut Workload, s: &Shape, prefix: Vec<Op>, mm: u32, tag: &s
     let main = w.spec(m);
     Parts { main, start_hist }
 }
+
+/// The catalog entry of `hackbench`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "hackbench",
+    mirrors: "rt-tests hackbench (-g -l -f -s -p/-i -T/-P); perf bench sched messaging",
+    about: "G groups of F senders and F receivers; every sender writes `loops` messages to every \
+            receiver of its group. Workers are forked at t=0 and started through a barrier; the \
+            time runs from the barrier to the reaping of the last worker (fork time excluded).",
+    params: &[
+        param("groups", "10", "count", "groups (-g)"),
+        param(
+            "loops",
+            "100",
+            "count",
+            "messages each sender passes to each receiver (-l)",
+        ),
+        param("fds", "20", "count", "senders and receivers per group (-f)"),
+        param("datasize", "100", "bytes", "bytes per message (-s)"),
+        param(
+            "ipc",
+            "socket",
+            "pipe|socket|inet",
+            "channel: pipe (-p), AF_UNIX socket (default), TCP loopback (-i)",
+        ),
+        param(
+            "mode",
+            "process",
+            "process|thread",
+            "workers as processes (-P, default) or threads (-T)",
+        ),
+    ],
+    build,
+};
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let groups = a.int("groups", 1, 100_000)?;

@@ -1,4 +1,4 @@
-//! kernbench: a kernel build at one `make -j` load (benchmarks.md §2.8).
+//! kernbench: a kernel build at one `make -j` load (kernbench, Con Kolivas / Martin Bligh).
 //!
 //! ```text
 //!   make: put `jobs` tokens in the jobserver pipe;
@@ -12,12 +12,12 @@
 //! Every process is created by fork (WF_FORK slow-path placement) and its parent is woken
 //! (WF_SYNC) by the last child's exit, as make and gcc are in wait4.
 //!
-//! **Memory footprint** (benchmarks.md §2.8 lists it in the model): cc1, as and ld allocate
+//! **Memory footprint** (part of kernbench's task graph, not only its CPU time): cc1, as and ld allocate
 //! their heap after exec, so it lives on the node where they first run after the exec
 //! (first touch; the engine re-homes a first-touch task at exec). A job that a balancer
 //! moves to another node keeps its memory behind and runs `1 + remote_memory_slowdown ×
 //! mem_intensity × steps` slower there, which is what raises kernbench's user time when
-//! cross-node balancing is more eager (published-results.md R3).
+//! cross-node balancing is more eager (case R3 of docs/validation.md).
 //!
 //! **User and system time** are counted the way kernbench reads them (`getrusage` of the
 //! children): user time is every task's user-mode work (the engine's per-task `user_ns`:
@@ -25,6 +25,7 @@
 //! CPU time (fork, exec, syscalls, pipe traffic, switches), over make, gcc, cc1, as and ld.
 
 use super::{Built, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::Report;
 use crate::spec::Args;
@@ -47,6 +48,43 @@ const CHUNK_NS: u64 = 1_000_000;
 /// Seed of the source tree's per-file cc1 times (any fixed value: one tree).
 const TREE_SEED: u64 = 0x6b65_726e_6265_6e63;
 
+/// The catalog entry of `kernbench`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "kernbench",
+    mirrors: "kernbench (a kernel make -j N), one load",
+    about: "make forks at most `jobs` compile jobs at a time through a jobserver token pipe; \
+            each job forks cc1 (LogNormal CPU, median 200ms x scale) and as; then a serial link.",
+    params: &[
+        param(
+            "jobs",
+            "auto",
+            "count",
+            "make -j (auto: 4 x CPUs, kernbench's optimal load; 0 = unbounded)",
+        ),
+        param("files", "400", "count", "compile jobs"),
+        param(
+            "scale",
+            "0.01",
+            "factor",
+            "CPU time scale (1 = real compile times, median 200ms per file)",
+        ),
+        param(
+            "link",
+            "2s",
+            "duration",
+            "serial link step CPU at scale 1 (vmlinux link, sized to the 400-file default)",
+        ),
+        param(
+            "mem_intensity",
+            "0.25",
+            "fraction",
+            "how memory-bound cc1/as/ld are (remote-node slowdown off their first-touch node)",
+        ),
+    ],
+    build,
+};
+
 pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
     let ncpus = topo.nr_cpus() as u64;
     let jobs = a.int_in("jobs", 0, 60_000)?.unwrap_or(4 * ncpus);
@@ -58,9 +96,9 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
     // time that scales with memory latency. A compiler is neither a streaming kernel
     // (numa-test's 0.8) nor cache-resident: cc1 walks pointer-rich trees over a heap of tens
     // of MB, past a 2003 L3 of a few MB, with good locality. A quarter is a
-    // [reconstruction] (the spec gives no figure); on the TX7 profile (remote memory ~2x
-    // local) a job off its node runs 1.2x slower, inside cost-model.md §1's range from
-    // "little" (cache-resident) to 1.3-1.6x (memory-intensive). The slowdown is a fraction
+    // [reconstruction] (no published figure); on the TX7 profile (remote memory ~2x
+    // local) a job off its node runs 1.2x slower, inside the range a node distance of
+    // 20 vs 10 gives: "little" (cache-resident) to 1.3-1.6x (memory-intensive). The slowdown is a fraction
     // of run time, so it survives `scale`; the working set (a refetch cost per migration,
     // which the time compression would inflate) stays at the engine's default.
     let mi = a.float("mem_intensity")?;

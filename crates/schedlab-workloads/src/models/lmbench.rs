@@ -1,5 +1,5 @@
 //! lmbench bandwidth (bw_pipe, bw_unix, bw_tcp) and context-switch latency (lat_ctx)
-//! (benchmarks.md §2.2).
+//! of lmbench 3 (`src/bw_pipe.c`, `bw_unix.c`, `bw_tcp.c`, `lat_ctx.c`).
 //!
 //! ```text
 //!   bw:      writer: total/size × write(size)  ──channel──▶  reader: total/size × read
@@ -12,6 +12,7 @@
 //! Bandwidth uses lmbench's MB = 2^20 bytes.
 
 use super::{ABS, Built, MAX_TASKS, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, first_abs_time, no_samples};
 use crate::spec::Args;
@@ -26,6 +27,25 @@ use std::sync::Arc;
 
 /// Time to sum one byte of private data (lat_ctx's unrolled `sumit`), ns.
 const SUM_NS_PER_BYTE: f64 = 0.1;
+
+/// The catalog entry of `lmbench-bw`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const LMBENCH_BW: WorkloadInfo = WorkloadInfo {
+    name: "lmbench-bw",
+    mirrors: "lmbench bw_pipe / bw_unix / bw_tcp (-m SIZE)",
+    about: "One writer streams `total` bytes in `size` writes to one reader.",
+    params: &[
+        param(
+            "kind",
+            "pipe",
+            "pipe|unix|tcp",
+            "bw_pipe, bw_unix or bw_tcp",
+        ),
+        param("size", "64K", "bytes", "bytes per write (-m)"),
+        param("total", "10M", "bytes", "bytes moved"),
+    ],
+    build: build_bw,
+};
 
 pub(crate) fn build_bw(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let kind = a.choice("kind")?;
@@ -110,6 +130,26 @@ impl Report for BwOut {
         Ok((native, metrics))
     }
 }
+
+/// The catalog entry of `lat-ctx`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const LAT_CTX: WorkloadInfo = WorkloadInfo {
+    name: "lat-ctx",
+    mirrors: "lmbench lat_ctx -s SIZE N",
+    about: "A ring of N processes passing a token through pipes, each summing SIZE KB of private \
+            data before passing it on; microseconds per context switch (overhead subtracted).",
+    params: &[
+        param("procs", "2", "count", "processes in the ring"),
+        param("size", "0", "KB", "private data summed per hop (-s)"),
+        param(
+            "rounds",
+            "10000",
+            "count",
+            "trips of the token around the ring",
+        ),
+    ],
+    build: build_ctx,
+};
 
 pub(crate) fn build_ctx(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let procs = a.int("procs", 2, MAX_TASKS)?;

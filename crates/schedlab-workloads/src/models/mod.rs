@@ -1,4 +1,5 @@
-//! The built-in benchmark models, one module per benchmark family (benchmarks.md §2), and
+//! The built-in benchmark models, one module per benchmark family (each documented in
+//! `docs/workloads/`), and
 //! the small helpers they share.
 //!
 //! Each `build` reads its parameters through [`crate::spec::Args`], declares the engine
@@ -18,10 +19,30 @@ pub(crate) mod rr;
 pub(crate) mod schbench;
 pub(crate) mod sysbench;
 
+use crate::catalog::WorkloadInfo;
 use crate::instance::Report;
 use schedlab_engine::Workload;
 use schedlab_engine::task::Slot;
 use std::sync::Arc;
+
+/// Every registered model, in display order: one line per model, whose entry (parameters,
+/// defaults, help, builder) lives in the model's own file.
+pub(crate) static CATALOG: &[WorkloadInfo] = &[
+    hackbench::INFO,
+    pipe::INFO,
+    rr::TBENCH,
+    rr::NETPERF_RR,
+    pgbench::INFO,
+    sysbench::INFO,
+    schbench::INFO,
+    aim7::INFO,
+    kernbench::INFO,
+    numa::INFO,
+    lmbench::LMBENCH_BW,
+    lmbench::LAT_CTX,
+    crate::file::INFO,
+    crate::rtapp::INFO,
+];
 
 /// What every model's `build` returns.
 pub(crate) type Built = (Workload, Arc<dyn Report>);

@@ -1,4 +1,4 @@
-//! numa_test (Erich Focht, 2002-2003; benchmarks.md §2.10): memory-bound tasks whose memory
+//! numa_test (Erich Focht's NUMA scheduler test, LKML 2002-2003, for 2.5.x): memory-bound tasks whose memory
 //! lives where they first ran, disturbed by a short hackbench.
 //!
 //! ```text
@@ -12,6 +12,7 @@
 //! memory tasks; system time that of the numa_test parent (its forks and waits).
 
 use super::{ABS, Built, MAX_TASKS, hackbench, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, last_abs_time, no_samples};
 use crate::spec::Args;
@@ -23,6 +24,50 @@ use schedlab_topo::Topology;
 use std::sync::Arc;
 
 const CHUNK_NS: u64 = 1_000_000;
+
+/// The catalog entry of `numa-test`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "numa-test",
+    mirrors: "numa_test N (Erich Focht, 2002-2003) with a hackbench 10 disturbance",
+    about: "N memory-bound tasks (first-touch home node) disturbed by a short hackbench started \
+            shortly after; elapsed, total user and system time.",
+    params: &[
+        param(
+            "tasks",
+            "auto",
+            "count",
+            "memory-bound tasks (auto: one per CPU)",
+        ),
+        param(
+            "work",
+            "100ms",
+            "duration",
+            "CPU work per task at home-node speed",
+        ),
+        param("ws", "4M", "bytes", "working set per task"),
+        param(
+            "mem_intensity",
+            "0.8",
+            "fraction",
+            "how memory-bound the tasks are (remote-node slowdown)",
+        ),
+        param(
+            "hackbench_groups",
+            "10",
+            "count",
+            "groups of the disturbing hackbench (0 = none)",
+        ),
+        param(
+            "hackbench_loops",
+            "20",
+            "count",
+            "loops of the disturbing hackbench",
+        ),
+        param("delay", "10ms", "duration", "when the hackbench starts"),
+    ],
+    build,
+};
 
 pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
     let tasks = a

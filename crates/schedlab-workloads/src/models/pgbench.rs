@@ -1,5 +1,5 @@
-//! pgbench against PostgreSQL (benchmarks.md §2.6): pgbench threads are 1:N hubs over their
-//! sessions, one backend process per session.
+//! pgbench (PostgreSQL 14+, `src/bin/pgbench/pgbench.c`) against PostgreSQL: pgbench threads
+//! are 1:N hubs over their sessions, one backend process per session.
 //!
 //! ```text
 //!   hub_j (pgbench thread) ──query──▶ q_j ──▶ backends of hub j (any idle one takes it)
@@ -17,6 +17,7 @@
 //! writer flushes (a device wait) and then wakes every backend that joined the list.
 
 use super::{ABS, Built, MAX_TASKS, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, first_abs_time};
 use crate::spec::Args;
@@ -29,6 +30,47 @@ use std::sync::Arc;
 
 /// pgbench's own process id key (its threads share one address space).
 const PGBENCH_MM: u32 = 1;
+
+/// The catalog entry of `pgbench`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "pgbench",
+    mirrors: "pgbench -c C -j J -T SECS [-S|-N] against PostgreSQL over a Unix socket",
+    about: "J pgbench threads (hubs) each poll over C/J sessions; one backend process per \
+            session. tpcb-like: 7 round trips per transaction, the branch row (scale rows) \
+            locked from its update to commit, commit waits for the WAL writer.",
+    params: &[
+        param("clients", "1", "count", "client sessions (-c)"),
+        param("jobs", "1", "count", "pgbench threads (-j)"),
+        param(
+            "builtin",
+            "tpcb-like",
+            "select-only|simple-update|tpcb-like",
+            "transaction script (-b; -S = select-only, -N = simple-update)",
+        ),
+        param(
+            "scale",
+            "1",
+            "count",
+            "scale factor: number of branch rows (-s at -i)",
+        ),
+        param("duration", "1s", "duration", "run time (-T)"),
+        param(
+            "query_work",
+            "15us",
+            "duration",
+            "backend CPU per statement",
+        ),
+        param("hub_work", "3us", "duration", "pgbench CPU per statement"),
+        param(
+            "wal_flush",
+            "50us",
+            "duration",
+            "WAL flush (fsync) device time per commit group",
+        ),
+    ],
+    build,
+};
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let clients = a.int("clients", 1, MAX_TASKS / 2)?;

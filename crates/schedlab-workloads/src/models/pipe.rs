@@ -1,4 +1,4 @@
-//! perf bench sched pipe (benchmarks.md §2.2): a strict 1:1 ping-pong of 4-byte messages over
+//! perf bench sched pipe (`tools/perf/bench/sched-pipe.c`, Ingo Molnar's pipe-test-1m): a strict 1:1 ping-pong of 4-byte messages over
 //! two pipes; with `pairs > 1`, will-it-scale context_switch1's N independent pairs.
 //!
 //! ```text
@@ -9,6 +9,7 @@
 //! makespan of the run (both sides are started at t=0 through the fork placement).
 
 use super::{Built, MAX_TASKS, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::Report;
 use crate::spec::Args;
@@ -18,6 +19,31 @@ use schedlab_metrics::native::{PipeReport, format_perf_pipe};
 use schedlab_metrics::{Better, Metric};
 use schedlab_topo::Topology;
 use std::sync::Arc;
+
+/// The catalog entry of `pipe`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "pipe",
+    mirrors: "perf bench sched pipe (-l -T); will-it-scale context_switch1 with pairs>1",
+    about: "A 4-byte ping-pong over two pipes; one loop is a round trip. With pairs>1, that many \
+            independent pairs run at once.",
+    params: &[
+        param(
+            "loops",
+            "100000",
+            "count",
+            "round trips per pair (-l; perf's default 1000000 shrunk to keep runs short)",
+        ),
+        param(
+            "threads",
+            "off",
+            "bool",
+            "the two sides are threads of one process (-T)",
+        ),
+        param("pairs", "1", "count", "independent ping-pong pairs"),
+    ],
+    build,
+};
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let loops = a.int("loops", 1, u64::MAX / 4)?;

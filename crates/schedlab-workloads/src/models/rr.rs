@@ -1,5 +1,5 @@
-//! Request/response pairs over TCP loopback (benchmarks.md §2.4-2.5): dbench's tbench and
-//! netperf TCP_RR.
+//! Request/response pairs over TCP loopback: dbench 4.0's tbench (with tbench_srv) and
+//! netperf 2.x TCP_RR.
 //!
 //! ```text
 //!   client_i ──connect──▶ listener ──fork (WF_FORK)──▶ server_i
@@ -16,6 +16,7 @@
 //! ReadX/WriteX payload toward MB/sec, the loadfile's average.
 
 use super::{Built, MAX_TASKS, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, metric, no_samples};
 use crate::spec::Args;
@@ -27,7 +28,7 @@ use schedlab_topo::Topology;
 use std::sync::Arc;
 
 /// One line of the op mix: name, operations per 1,000, request bytes, reply bytes, counted
-/// payload bytes. Built from the dbench 4.0 client.txt analysis of benchmarks.md §2.4 (op
+/// payload bytes. Built from an analysis of dbench 4.0's `client.txt` load file (op
 /// shares; ReadX mostly 4 KiB and 60 KiB, WriteX 64 KiB, 4 KiB and 1 B; SMB headers of
 /// 40-110 B); the sizes of the small-ReadX and mid-WriteX classes are set so that the mix
 /// reproduces the published means (2,280 B request, 3,290 B reply, 5,428 B payload per op).
@@ -137,6 +138,38 @@ fn add_pairs(w: &mut Workload, p: &Pairs, lat: Option<HistId>, per_op: impl Fn(u
     w.spawn(TaskSpec::new(p.listener_comm, listener));
 }
 
+/// The catalog entry of `tbench`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const TBENCH: WorkloadInfo = WorkloadInfo {
+    name: "tbench",
+    mirrors: "dbench tbench NPROCS 127.0.0.1 (-t) with tbench_srv",
+    about: "N client/server pairs over TCP loopback; request/reply sizes drawn from the dbench \
+            client.txt mix (mean 2,280 B / 3,290 B, 5,428 B counted per op); tbench_srv forks \
+            one server per accepted connection.",
+    params: &[
+        param("clients", "1", "count", "client processes (NPROCS)"),
+        param(
+            "duration",
+            "1s",
+            "duration",
+            "run time (-t; tbench's default 600s shrunk to keep runs short)",
+        ),
+        param(
+            "client_work",
+            "2us",
+            "duration",
+            "client user-space work per operation",
+        ),
+        param(
+            "server_work",
+            "3us",
+            "duration",
+            "server user-space work per operation",
+        ),
+    ],
+    build: build_tbench,
+};
+
 pub(crate) fn build_tbench(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let clients = a.int("clients", 1, MAX_TASKS / 2)?;
     let duration = a.int("duration", 1_000, 3_600_000_000_000)?;
@@ -214,6 +247,39 @@ impl Report for TbenchOut {
         Ok((format_tbench(&r), m))
     }
 }
+
+/// The catalog entry of `netperf-rr`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const NETPERF_RR: WorkloadInfo = WorkloadInfo {
+    name: "netperf-rr",
+    mirrors: "netperf -t TCP_RR -r 1,1 -l SECS, N instances in parallel",
+    about: "N request/response pairs over TCP loopback (netserver forks a child per test); \
+            transactions per second summed over the instances.",
+    params: &[
+        param("pairs", "1", "count", "parallel netperf instances"),
+        param(
+            "duration",
+            "1s",
+            "duration",
+            "run time (-l; netperf's default 10s shrunk)",
+        ),
+        param("request", "1", "bytes", "request size (-r R,_)"),
+        param("response", "1", "bytes", "response size (-r _,R)"),
+        param(
+            "client_work",
+            "500ns",
+            "duration",
+            "netperf user-space work per transaction",
+        ),
+        param(
+            "server_work",
+            "500ns",
+            "duration",
+            "netserver user-space work per transaction",
+        ),
+    ],
+    build: build_netperf,
+};
 
 pub(crate) fn build_netperf(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let pairs = a.int("pairs", 1, MAX_TASKS / 2)?;
@@ -324,7 +390,7 @@ mod tests {
         assert!((req - 2280.0).abs() < 2280.0 * 0.01, "request mean {req}");
         assert!((rep - 3290.0).abs() < 3290.0 * 0.01, "reply mean {rep}");
         assert!((pay - 5428.0).abs() < 5428.0 * 0.01, "payload mean {pay}");
-        // Op shares of client.txt (benchmarks.md §2.4): ReadX 27.1 %, WriteX 8.6 %.
+        // Op shares of dbench 4.0's client.txt: ReadX 27.1 %, WriteX 8.6 %.
         let share = |n: &str| {
             TBENCH_MIX
                 .iter()

@@ -1,4 +1,4 @@
-//! schbench (benchmarks.md §2.3), both generations.
+//! schbench (Chris Mason, github.com/masoncl/schbench), both generations.
 //!
 //! ```text
 //!   old:  worker W: loop { spin(cputime); list_k += W; post(M_k); wait_self; record(now − stamp_k) }
@@ -18,6 +18,7 @@
 //! request), scaling as F^1.5 (the multiply is cubic in a side that grows as √F).
 
 use super::{Built, MAX_TASKS};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, min_max_us, no_samples, pct_us};
 use crate::spec::Args;
@@ -38,6 +39,73 @@ pub(crate) const V1_OP_NS_AT_256K: f64 = 3.4e6;
 pub(crate) fn v1_work_ns(footprint_kb: u64, operations: u64) -> u64 {
     (V1_OP_NS_AT_256K * operations as f64 * (footprint_kb as f64 / 256.0).powf(1.5)).round() as u64
 }
+
+/// The catalog entry of `schbench`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "schbench",
+    mirrors: "schbench -m -t -r -s -c (old, 2016-2023) or schbench v1.0 -m -t -r -F -n -s [-L]",
+    about: "Message threads wake their workers in bursts (futex, no sync hint). old: workers \
+            spin cputime then post; the message thread sleeps sleeptime and wakes them all. v1: \
+            each request is a wakeup, a 100us sleep and matrix work under a per-CPU lock.",
+    params: &[
+        param(
+            "version",
+            "old",
+            "old|v1",
+            "schbench generation (old: LKML 2016-2023; v1: April 2023 on)",
+        ),
+        param(
+            "message_threads",
+            "auto",
+            "count",
+            "message threads (-m; auto: 2 old, 1 v1)",
+        ),
+        param(
+            "threads",
+            "auto",
+            "count",
+            "workers per message thread (-t; auto: 16 old, CPUs/m v1)",
+        ),
+        param(
+            "runtime",
+            "1s",
+            "duration",
+            "run time (-r; schbench's default 30s shrunk)",
+        ),
+        param(
+            "sleeptime",
+            "auto",
+            "duration",
+            "message thread sleep (old) or worker sleep (v1) (-s; auto: 30ms old, 100us v1)",
+        ),
+        param(
+            "cputime",
+            "auto",
+            "duration",
+            "worker spin (old -c; auto 30ms) or request work (v1; auto from footprint and operations)",
+        ),
+        param(
+            "footprint",
+            "256",
+            "KB",
+            "v1: matrix footprint per worker (-F)",
+        ),
+        param(
+            "operations",
+            "5",
+            "count",
+            "v1: matrix multiplies per request (-n)",
+        ),
+        param(
+            "locking",
+            "on",
+            "bool",
+            "v1: per-CPU locking around the work (-L turns it off)",
+        ),
+    ],
+    build,
+};
 
 pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
     let v1 = a.choice("version")? == "v1";

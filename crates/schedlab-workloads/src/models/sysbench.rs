@@ -1,4 +1,4 @@
-//! sysbench OLTP read/write against MySQL/MariaDB (benchmarks.md §2.7).
+//! sysbench OLTP read/write against MySQL/MariaDB (sysbench 1.0 `oltp_read_write`).
 //!
 //! ```text
 //!   pool = 0 (thread per connection):  client_i ⇄ server thread_i   (1:1 pairs over unix sockets)
@@ -12,6 +12,7 @@
 //! outstanding, so the counts and the wake graph match).
 
 use super::{Built, MAX_TASKS, secs};
+use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::instance::{Report, no_samples};
 use crate::spec::Args;
@@ -26,6 +27,34 @@ use std::sync::Arc;
 pub(crate) const QUERIES: u64 = 20;
 const SYSBENCH_MM: u32 = 1;
 const MYSQLD_MM: u32 = 2;
+
+/// The catalog entry of `sysbench-oltp`: its parameters (names as the real tool calls them),
+/// defaults, help and builder.
+pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
+    name: "sysbench-oltp",
+    mirrors: "sysbench oltp_read_write --threads=T --time=SECS against MySQL/MariaDB",
+    about: "T client threads, each with one connection, 20 queries per transaction \
+            (14 reads, 4 writes, 2 other). pool=0: one server thread per connection; \
+            pool=P: a pool of P server threads serves all connections.",
+    params: &[
+        param("threads", "1", "count", "client threads (--threads)"),
+        param(
+            "pool",
+            "0",
+            "count",
+            "server thread pool size (0 = one thread per connection)",
+        ),
+        param(
+            "duration",
+            "1s",
+            "duration",
+            "run time (--time; sysbench's default 10s shrunk)",
+        ),
+        param("query_work", "30us", "duration", "server CPU per query"),
+        param("client_work", "5us", "duration", "client CPU per query"),
+    ],
+    build,
+};
 
 pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
     let threads = a.int("threads", 1, MAX_TASKS / 2)?;
