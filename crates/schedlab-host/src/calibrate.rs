@@ -1,5 +1,5 @@
 //! `schedlab host calibrate`: measures the machine's costs and writes them as a machine profile
-//! (`schedlab.profile/1`, the simulator's format; see cost-model.md §7).
+//! (`schedlab.profile/1`, the simulator's format, written through `schedlab_profile`).
 //!
 //! What is measured, and how (all timestamps CLOCK_MONOTONIC):
 //!

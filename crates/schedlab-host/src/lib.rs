@@ -28,7 +28,7 @@ pub use capture::{
 };
 pub use control::{cancel_requested, clear_cancel, request_cancel};
 pub use error::HostError;
-pub use spec::{WORKLOADS, WorkloadSpec, format_duration, parse_duration};
+pub use spec::{WORKLOADS, WorkloadSpec};
 
 use schedlab_metrics::BenchResult;
 use schedlab_metrics::native;
