@@ -20,9 +20,7 @@ mod external;
 mod spec;
 mod sys;
 
-pub use calibrate::{
-    CalibrateOptions, Calibration, HostTopology, Measurement, PairClass, calibrate, parse_cpu_list,
-};
+pub use calibrate::{CalibrateOptions, Calibration, HostCpus, Measurement, calibrate};
 pub use capture::{
     CaptureOptions, CaptureSummary, EVENTS, capture, capture_with, output_files, tracefs_available,
 };
