@@ -56,9 +56,7 @@ mod tests {
 
     #[test]
     fn the_default_file_is_the_schema_default() {
-        let mut d = MachineProfile::default();
-        d.name = "default".into();
-        assert_eq!(get("default").unwrap(), d);
+        assert_eq!(get("default").unwrap(), MachineProfile::default());
         assert_eq!(
             MachineProfile::for_preset("no-such-preset"),
             MachineProfile::default()

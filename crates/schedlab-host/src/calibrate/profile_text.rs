@@ -72,14 +72,16 @@ impl Calibration {
     /// The profile this calibration measured: the schema's defaults with every measured key
     /// set, named `host`.
     pub fn profile(&self) -> MachineProfile {
-        let mut p = MachineProfile::default();
-        p.name = "host".into();
-        p.source = format!(
-            "measured by `schedlab host calibrate` on {}, {}, kernel {}",
-            self.date,
-            self.cpu_model.replace('"', "'"),
-            self.kernel
-        );
+        let mut p = MachineProfile {
+            name: "host".into(),
+            source: format!(
+                "measured by `schedlab host calibrate` on {}, {}, kernel {}",
+                self.date,
+                self.cpu_model.replace('"', "'"),
+                self.kernel
+            ),
+            ..MachineProfile::default()
+        };
         if let Some(b) = self.topology.line_bytes {
             // A positive size from sysfs; a nonsensical one keeps the default.
             let _ = p.set_number("cache.line_bytes", b as f64);
