@@ -74,9 +74,11 @@ pub struct CalibrateArgs {
     pub budget: Option<String>,
 }
 
+/// A duration flag: the workspace's one parser, a bare number taken as seconds.
 fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
-    schedlab_host::parse_duration(s, Some(Duration::from_secs(1)))
-        .map_err(|e| anyhow::anyhow!("--{flag} {s:?}: expected {e}"))
+    schedlab_vocab::parse_duration_or_bare(s, "s")
+        .map(Duration::from_nanos)
+        .map_err(|e| anyhow::anyhow!("--{flag} {s:?}: {e}"))
 }
 
 fn install_ctrlc() {

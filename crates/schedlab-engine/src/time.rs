@@ -54,36 +54,9 @@ pub fn round_u64(x: f64) -> u64 {
     }
 }
 
-/// Parses a duration such as `100us`, `2.5ms`, `2s`, `750ns` (a bare number is refused:
-/// units are never guessed).
-pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix("us") {
-        (n, 1e3)
-    } else if let Some(n) = s.strip_suffix("µs") {
-        (n, 1e3)
-    } else if let Some(n) = s.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1e9)
-    } else if let Some(n) = s.strip_suffix('m') {
-        (n, 60e9)
-    } else {
-        return Err(format!(
-            "'{s}' has no unit (expected a number followed by ns, us, ms, s or m)"
-        ));
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration (expected e.g. 100us, 2.5ms, 2s)"))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("'{s}' must be a non-negative duration"));
-    }
-    Ok((v * mult).round() as u64)
-}
+/// Durations are read by the workspace's one parser (`schedlab_vocab::units`); re-exported
+/// here for the engine's callers.
+pub use schedlab_vocab::parse_duration;
 
 /// Formats nanoseconds for humans (`1.234 ms`).
 pub fn fmt_ns(ns: u64) -> String {

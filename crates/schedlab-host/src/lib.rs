@@ -20,15 +20,13 @@ mod external;
 mod spec;
 mod sys;
 
-pub use calibrate::{
-    CalibrateOptions, Calibration, HostTopology, Measurement, PairClass, calibrate, parse_cpu_list,
-};
+pub use calibrate::{CalibrateOptions, Calibration, HostCpus, Measurement, calibrate};
 pub use capture::{
     CaptureOptions, CaptureSummary, EVENTS, capture, capture_with, output_files, tracefs_available,
 };
 pub use control::{cancel_requested, clear_cancel, request_cancel};
 pub use error::HostError;
-pub use spec::{WORKLOADS, WorkloadSpec, format_duration, parse_duration};
+pub use spec::{WORKLOADS, WorkloadSpec};
 
 use schedlab_metrics::BenchResult;
 use schedlab_metrics::native;

@@ -5,12 +5,15 @@
 //! records the value actually used (default or given) for the result, and [`Params::finish`]
 //! rejects keys no workload read, suggesting the closest known one.
 //!
-//! Durations need an `ns`, `us`, `ms` or `s` suffix, as in the simulator; counts may be
-//! `auto` where the simulator allows it. Keys that only tune the simulator's cost model
+//! The grammar, durations (a unit suffix is required) and sizes are read by
+//! `schedlab_vocab`, the same code the simulator's workloads use; counts may be `auto` where
+//! the simulator allows it. Keys that only tune the simulator's cost model
 //! (`client_work`, `query_work`, ...) are accepted and recorded as ignored, so one spec serves
 //! both.
 
 use crate::error::{HostError, closest};
+use schedlab_vocab::spec::{parse_params, split_spec};
+use schedlab_vocab::units;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -42,19 +45,13 @@ pub struct WorkloadSpec {
 impl WorkloadSpec {
     /// Parses `NAME[:key=value,...]`, checking the name but not the keys.
     pub fn parse(spec: &str) -> Result<Self, HostError> {
-        let bad = |reason: &str| HostError::BadSpec {
+        let bad = |reason: String| HostError::BadSpec {
             spec: spec.to_string(),
-            reason: reason.to_string(),
+            reason,
         };
-        let (name, rest) = match spec.split_once(':') {
-            Some((n, r)) => (n.trim(), Some(r)),
-            None => (spec.trim(), None),
-        };
-        if name.is_empty() {
-            return Err(bad("missing workload name"));
-        }
+        let (name, rest) = split_spec(spec).map_err(|e| bad(e.to_string()))?;
         if SIMULATED_ONLY.contains(&name) {
-            return Err(bad(&format!(
+            return Err(bad(format!(
                 "`{name}` is simulated only; the host runs {} (pgbench with --external)",
                 WORKLOADS.join(", ")
             )));
@@ -66,24 +63,10 @@ impl WorkloadSpec {
                 known: WORKLOADS.join(", "),
             });
         }
-        let mut params: Vec<(String, String)> = Vec::new();
-        for item in rest.unwrap_or("").split(',') {
-            let item = item.trim();
-            if item.is_empty() {
-                continue;
-            }
-            let Some((k, v)) = item.split_once('=') else {
-                return Err(bad(&format!("`{item}` is not key=value")));
-            };
-            let (k, v) = (k.trim(), v.trim());
-            if k.is_empty() {
-                return Err(bad(&format!("`{item}` has an empty key")));
-            }
-            if params.iter().any(|(pk, _)| pk == k) {
-                return Err(bad(&format!("`{k}` given twice")));
-            }
-            params.push((k.to_string(), v.to_string()));
-        }
+        let params = match rest {
+            None => Vec::new(),
+            Some(rest) => parse_params(name, rest).map_err(|e| bad(e.to_string()))?,
+        };
         Ok(WorkloadSpec {
             name: name.to_string(),
             params,
@@ -151,6 +134,30 @@ impl Params {
         Ok(v)
     }
 
+    /// A size in bytes (`100`, `64K`) in `min..=max`, read as the simulator reads it.
+    pub(crate) fn bytes(
+        &mut self,
+        key: &'static str,
+        default: u64,
+        min: u64,
+        max: u64,
+    ) -> Result<u64, HostError> {
+        let v = match self.raw(key) {
+            None => default,
+            Some(s) => {
+                let range = format!("a size in {min}..={max} bytes (e.g. 100, 4K)");
+                let v = units::parse_size(&s)
+                    .map_err(|e| self.bad(key, &s, &format!("{range}: {e}")))?;
+                if v < min || v > max {
+                    return Err(self.bad(key, &s, &range));
+                }
+                v
+            }
+        };
+        self.used.insert(key.to_string(), v.to_string());
+        Ok(v)
+    }
+
     /// One of `choices` (the first is not implied; `default` is).
     pub(crate) fn choice(
         &mut self,
@@ -195,7 +202,9 @@ impl Params {
             None => default,
             Some(s) => {
                 let range = format!("a duration in {min:?}..={max:?} (suffix ns, us, ms or s)");
-                let d = parse_duration(&s, None).map_err(|e| self.bad(key, &s, &e))?;
+                let d = units::parse_duration(&s)
+                    .map(Duration::from_nanos)
+                    .map_err(|e| self.bad(key, &s, &format!("a duration ({e})")))?;
                 if d < min || d > max {
                     return Err(self.bad(key, &s, &range));
                 }
@@ -270,53 +279,9 @@ impl Params {
     }
 }
 
-/// Parses `10ns`, `250us`, `300ms`, `2s`, `1.5s`; a bare number is `bare_unit`s if given,
-/// else an error (workload specs require a unit, as in the simulator).
-pub fn parse_duration(s: &str, bare_unit: Option<Duration>) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("a number with suffix ns, us, ms or s, not {s:?}"))?;
-    let scale = match unit {
-        "" => match bare_unit {
-            Some(u) => u.as_secs_f64(),
-            None => {
-                return Err(format!(
-                    "a duration with a unit (no unit in {s:?}): e.g. 2s, 100ms, 100us, 500ns"
-                ));
-            }
-        },
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        other => {
-            return Err(format!(
-                "a duration with suffix ns, us, ms or s (unknown unit `{other}`)"
-            ));
-        }
-    };
-    let secs = n * scale;
-    if !secs.is_finite() || secs > 1e9 {
-        return Err("a finite duration".to_string());
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-/// The shortest exact spelling of `d` with a unit suffix, as [`parse_duration`] reads it.
-pub fn format_duration(d: Duration) -> String {
-    let ns = d.as_nanos();
-    // The largest unit that divides the value exactly (no `is_multiple_of`: MSRV 1.85).
-    for (div, unit) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
-        if ns > 0 && (ns / div) * div == ns {
-            return format!("{}{unit}", ns / div);
-        }
-    }
-    format!("{ns}ns")
+/// The shortest exact spelling of `d` with a unit suffix (`300ms`), as specs read it back.
+pub(crate) fn format_duration(d: Duration) -> String {
+    units::format_duration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -374,23 +339,17 @@ mod tests {
 
     #[test]
     fn durations() {
-        let s = Some(Duration::from_secs(1));
-        assert_eq!(parse_duration("300ms", s), Ok(Duration::from_millis(300)));
-        assert_eq!(parse_duration("2s", s), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("100us", s), Ok(Duration::from_micros(100)));
-        assert_eq!(parse_duration("7ns", s), Ok(Duration::from_nanos(7)));
-        assert_eq!(parse_duration("1.5s", s), Ok(Duration::from_millis(1500)));
-        assert_eq!(
-            parse_duration("30000", Some(Duration::from_micros(1))),
-            Ok(Duration::from_millis(30))
-        );
-        let e = parse_duration("2", None).unwrap_err();
-        assert!(e.contains("no unit"), "{e}");
-        assert!(parse_duration("ms", s).is_err());
-        assert!(parse_duration("3min", s).is_err());
         assert_eq!(format_duration(Duration::from_millis(300)), "300ms");
         assert_eq!(format_duration(Duration::from_secs(5)), "5s");
         assert_eq!(format_duration(Duration::from_micros(30_000)), "30ms");
         assert_eq!(format_duration(Duration::from_nanos(1_500)), "1500ns");
+        let spec = WorkloadSpec::parse("tbench:duration=2,b=1.5s").unwrap();
+        let mut p = Params::new(&spec);
+        let e = p
+            .duration("duration", Duration::ZERO, Duration::ZERO, Duration::MAX)
+            .unwrap_err();
+        assert!(e.to_string().contains("no unit"), "{e}");
+        let d = p.duration("b", Duration::ZERO, Duration::ZERO, Duration::MAX);
+        assert_eq!(d.unwrap(), Duration::from_millis(1500));
     }
 }

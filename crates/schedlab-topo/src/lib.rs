@@ -31,6 +31,7 @@ pub use cpuset::{CpuId, CpuSet};
 pub use domains::{DomainEra, DomainLevel, SchedDomain, SchedDomains};
 pub use model::{CpuInfo, CpuPlacement, DEFAULT_CAPACITY, Topology, TopologyError};
 pub use presets::{Preset, preset, presets};
+pub use schedlab_vocab::DistanceClass;
 pub use spec::{TopoSpecError, TopologyOptions, parse_topology};
 
 /// A regular machine: `nodes` × `llcs_per_node` × `cores_per_llc` × `threads` with the

@@ -9,6 +9,7 @@
 //! kernel's, so layouts like "siblings are i and i + N/2" are preserved.
 
 use crate::cpuset::{CpuId, CpuSet};
+use schedlab_vocab::DistanceClass;
 
 /// Default CPU capacity (`SCHED_CAPACITY_SCALE`).
 pub const DEFAULT_CAPACITY: u32 = 1024;
@@ -358,6 +359,21 @@ impl Topology {
     /// Whether two CPUs are SMT siblings of one core.
     pub fn cpus_share_core(&self, a: CpuId, b: CpuId) -> bool {
         self.cpus[a].core == self.cpus[b].core
+    }
+    /// How far apart two CPUs are, in the classes the machine profile prices (same CPU,
+    /// SMT sibling, same LLC, same node, another node).
+    pub fn distance_class(&self, a: CpuId, b: CpuId) -> DistanceClass {
+        if a == b {
+            DistanceClass::Same
+        } else if self.cpus_share_core(a, b) {
+            DistanceClass::Smt
+        } else if self.cpus_share_cache(a, b) {
+            DistanceClass::Llc
+        } else if self.cpus[a].node == self.cpus[b].node {
+            DistanceClass::CrossLlc
+        } else {
+            DistanceClass::CrossNode
+        }
     }
 }
 

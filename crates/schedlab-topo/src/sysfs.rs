@@ -444,3 +444,24 @@ pub(crate) fn drop_degenerate_clusters(t: Topology) -> Topology {
         Err(_) => t,
     }
 }
+
+/// The cache line size of the machine at `root` (the `coherency_line_size` of the first
+/// CPU's first data or unified cache), if sysfs gives it. Not part of [`Topology`]: only
+/// the host calibration needs it.
+pub fn cache_line_bytes(root: &Path) -> Option<u64> {
+    let cpu_dir = root.join("devices/system/cpu");
+    let first = numbered_entries(&cpu_dir, "cpu").ok()?.into_iter().next()?;
+    let cache = cpu_dir.join(format!("cpu{first}/cache"));
+    numbered_entries(&cache, "index")
+        .ok()?
+        .into_iter()
+        .map(|k| cache.join(format!("index{k}")))
+        .filter(|idx| {
+            std::fs::read_to_string(idx.join("type")).is_ok_and(|t| t.trim() != "Instruction")
+        })
+        .find_map(|idx| {
+            std::fs::read_to_string(idx.join("coherency_line_size"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+        })
+}

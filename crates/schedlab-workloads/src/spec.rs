@@ -12,7 +12,8 @@
 
 use crate::catalog::{ParamInfo, ValueKind, WorkloadInfo, catalog, info};
 use crate::error::{WorkloadError, closest};
-use schedlab_engine::time::parse_duration;
+use schedlab_vocab::spec::{SpecError, parse_params, split_spec};
+use schedlab_vocab::units::{parse_duration, parse_kib};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -29,28 +30,19 @@ pub struct WorkloadSpec {
 /// parameters, values of the right kind (ranges that depend on the machine are checked by
 /// [`crate::instantiate`]).
 pub fn parse_spec(s: &str) -> Result<WorkloadSpec, WorkloadError> {
-    let text = s.trim();
-    let syntax = |msg: String| WorkloadError::Syntax {
+    let syntax = |e: SpecError| WorkloadError::Syntax {
         spec: s.to_string(),
-        msg,
+        msg: e.to_string(),
     };
-    if text.is_empty() {
-        return Err(syntax(
-            "empty workload spec (expected NAME or NAME:key=value,...)".into(),
-        ));
-    }
-    let (name, rest) = match text.split_once(':') {
-        Some((n, r)) => (n.trim(), Some(r)),
-        None => (text, None),
-    };
-    if name.is_empty() {
-        return Err(syntax("missing workload name before ':'".into()));
-    }
+    let (name, rest) = split_spec(s).map_err(syntax)?;
     let w = lookup(name)?;
     if w.takes_path() {
         let path = rest.map(str::trim).unwrap_or("");
         if path.is_empty() {
-            return Err(syntax(format!("'{name}' needs a path: {name}:PATH")));
+            return Err(WorkloadError::Syntax {
+                spec: s.to_string(),
+                msg: format!("'{name}' needs a path: {name}:PATH"),
+            });
         }
         return Ok(WorkloadSpec {
             name: name.to_string(),
@@ -62,31 +54,8 @@ pub fn parse_spec(s: &str) -> Result<WorkloadSpec, WorkloadError> {
         params: Vec::new(),
     };
     let Some(rest) = rest else { return Ok(spec) };
-    if rest.trim().is_empty() {
-        return Err(syntax(format!(
-            "nothing after '{name}:' (expected key=value,...)"
-        )));
-    }
-    for item in rest.split(',') {
-        let item = item.trim();
-        if item.is_empty() {
-            return Err(syntax(
-                "empty parameter (two commas in a row, or a trailing comma)".into(),
-            ));
-        }
-        let Some((k, v)) = item.split_once('=') else {
-            return Err(syntax(format!("parameter '{item}' is not key=value")));
-        };
-        let (k, v) = (k.trim(), v.trim());
-        if k.is_empty() || v.is_empty() {
-            return Err(syntax(format!(
-                "parameter '{item}' needs both a key and a value"
-            )));
-        }
-        if spec.params.iter().any(|(x, _)| x == k) {
-            return Err(syntax(format!("parameter '{k}' given twice")));
-        }
-        spec = spec.with_param(k, v)?;
+    for (k, v) in parse_params(name, rest).map_err(syntax)? {
+        spec = spec.with_param(&k, &v)?;
     }
     Ok(spec)
 }
@@ -193,31 +162,8 @@ pub(crate) enum Value {
     Text(String),
 }
 
-/// Parses `64K`, `10M`, `1G`, `100` (bytes; powers of 1024, as lmbench and rt-tests read them).
-pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let (num, mult) = [
-        ("kib", 1u64 << 10),
-        ("mib", 1 << 20),
-        ("gib", 1 << 30),
-        ("kb", 1 << 10),
-        ("mb", 1 << 20),
-        ("gb", 1 << 30),
-        ("k", 1 << 10),
-        ("m", 1 << 20),
-        ("g", 1 << 30),
-        ("b", 1),
-    ]
-    .iter()
-    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.trim().to_string(), *m)))
-    .unwrap_or((lower.clone(), 1));
-    let v: u64 = num
-        .parse()
-        .map_err(|_| format!("'{t}' is not a size (expected bytes, e.g. 100, 64K, 10M)"))?;
-    v.checked_mul(mult)
-        .ok_or_else(|| format!("'{t}' is too large"))
-}
+/// Sizes are read by the workspace's one parser (`schedlab_vocab::units::parse_size`).
+pub(crate) use schedlab_vocab::units::parse_size as parse_bytes;
 
 /// Parses `on/off`, `true/false`, `yes/no`, `1/0`.
 pub(crate) fn parse_bool(s: &str) -> Option<bool> {
@@ -250,17 +196,7 @@ pub(crate) fn check_value(
             })
         }
         ValueKind::Bytes => parse_bytes(v).map(Value::Int).map_err(|m| bad(w, p, v, m)),
-        ValueKind::KiB => {
-            let t = v.to_ascii_lowercase();
-            let n = t
-                .strip_suffix("kb")
-                .or_else(|| t.strip_suffix('k'))
-                .unwrap_or(&t);
-            n.trim()
-                .parse::<u64>()
-                .map(Value::Int)
-                .map_err(|_| bad(w, p, v, "expected a size in KB, e.g. 16 or 16K"))
-        }
+        ValueKind::KiB => parse_kib(v).map(Value::Int).map_err(|m| bad(w, p, v, m)),
         ValueKind::Duration => parse_duration(v).map(Value::Int).map_err(|m| {
             let m = if v.parse::<f64>().is_ok() {
                 format!("'{v}' has no unit: durations need one, e.g. 2s, 100ms, 100us, 500ns")

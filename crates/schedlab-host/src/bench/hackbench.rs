@@ -1,4 +1,5 @@
-//! hackbench on real tasks, after rt-tests' hackbench (benchmarks.md §2.1).
+//! hackbench on real tasks, after rt-tests' `hackbench.c` (rt-tests 2.x; the same groups,
+//! messages and timing as `perf bench sched messaging`).
 //!
 //! G groups of F receivers and F senders. Each receiver owns one channel (a pipe, an AF_UNIX
 //! stream socketpair, or with `ipc=inet` a TCP connection over 127.0.0.1); the F senders of a group share one write descriptor per
@@ -35,7 +36,7 @@ impl HackbenchParams {
             groups: p.u64("groups", 10, 1, 1000)?,
             loops: p.u64("loops", 100, 1, 1_000_000_000)?,
             fds: p.u64("fds", 20, 1, 1000)?,
-            datasize: p.u64("datasize", 100, 1, 1 << 20)?,
+            datasize: p.bytes("datasize", 100, 1, 1 << 20)?,
             ipc: p.choice("ipc", "socket", &["socket", "pipe", "inet"])?,
             threads: p.choice("mode", "process", &["process", "thread"])? == "thread",
         })

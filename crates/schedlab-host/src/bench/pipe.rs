@@ -1,4 +1,5 @@
-//! `perf bench sched pipe` on real tasks (benchmarks.md §2.2): two processes (or threads) and
+//! `perf bench sched pipe` on real tasks (perf's `tools/perf/bench/sched-pipe.c`): two
+//! processes (or threads) and
 //! two pipes; one side does `write(p1); read(p2)`, the other `read(p1); write(p2)`, 4 bytes
 //! each, `loops` round trips. The clock runs from the start gate until both sides have ended.
 //!

@@ -1,4 +1,5 @@
-//! schbench-like message/worker wake-ups on real threads and futexes (benchmarks.md §2.3).
+//! schbench-like message/worker wake-ups on real threads and futexes (Chris Mason's
+//! `schbench.c`, the pre-v1 design and v1's request mode).
 //!
 //! `message_threads` message threads each own `threads` workers. A worker puts itself on its
 //! message thread's list (a lock-free stack), sets the message thread's futex word and wakes

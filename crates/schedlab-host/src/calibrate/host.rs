@@ -1,0 +1,217 @@
+//! The host being calibrated: which CPUs this process may use and how the kernel places them
+//! (read by `schedlab_topo`'s sysfs reader, the one the simulator's `--topology host` uses),
+//! which CPU pairs stand for each distance class, and what machine and kernel this is.
+
+use schedlab_topo::{CpuPlacement, DEFAULT_CAPACITY, Topology};
+use schedlab_vocab::DistanceClass;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The CPUs calibration may use, placed in the host's topology.
+#[derive(Clone, Debug)]
+pub struct HostCpus {
+    /// The machine as sysfs describes it (a flat one, every CPU its own core in one LLC and
+    /// one node, when sysfs cannot be read).
+    pub topology: Topology,
+    /// CPUs this process may use (its affinity mask), ascending.
+    pub cpus: Vec<usize>,
+    /// Cache line size, bytes (sysfs `coherency_line_size`).
+    pub line_bytes: Option<u64>,
+    /// Why the flat fallback was used, if it was.
+    pub fallback: Option<String>,
+}
+
+impl HostCpus {
+    /// Reads the sysfs tree at `root` (normally `/sys`) and keeps the `allowed` CPUs it knows.
+    pub fn read(root: &Path, allowed: Vec<usize>) -> HostCpus {
+        match schedlab_topo::sysfs::from_sysfs(root) {
+            Ok(topology) => {
+                let cpus = allowed
+                    .into_iter()
+                    .filter(|&c| c < topology.nr_cpus())
+                    .collect();
+                HostCpus {
+                    topology,
+                    cpus,
+                    line_bytes: schedlab_topo::sysfs::cache_line_bytes(root),
+                    fallback: None,
+                }
+            }
+            Err(e) => HostCpus::flat(allowed, e.to_string()),
+        }
+    }
+
+    /// Every allowed CPU its own core, all in one LLC and one node: what can be assumed when
+    /// sysfs says nothing.
+    pub(super) fn flat(allowed: Vec<usize>, why: String) -> HostCpus {
+        let n = allowed.iter().max().map_or(1, |&m| m + 1);
+        let placements = (0..n)
+            .map(|cpu| CpuPlacement {
+                cpu,
+                core: cpu,
+                cluster: None,
+                llc: 0,
+                package: 0,
+                node: 0,
+                capacity: DEFAULT_CAPACITY,
+            })
+            .collect();
+        let topology = Topology::from_cpus(
+            "host",
+            "flat (sysfs unreadable)",
+            placements,
+            vec![vec![10]],
+        )
+        .expect("a flat machine of at most MAX_CPUS CPUs is valid");
+        HostCpus {
+            topology,
+            cpus: allowed,
+            line_bytes: None,
+            fallback: Some(why),
+        }
+    }
+
+    /// The distance class of two CPUs.
+    pub fn class(&self, a: usize, b: usize) -> DistanceClass {
+        self.topology.distance_class(a, b)
+    }
+
+    /// One CPU pair per class present, the first CPU being the lowest allowed one when it can.
+    pub fn representative_pairs(&self) -> BTreeMap<DistanceClass, (usize, usize)> {
+        let mut m = BTreeMap::new();
+        for (i, &a) in self.cpus.iter().enumerate() {
+            for &b in &self.cpus[i + 1..] {
+                m.entry(self.class(a, b)).or_insert((a, b));
+            }
+        }
+        m
+    }
+}
+
+/// Why no pair of class `c` could be measured on a machine with two or more CPUs.
+pub(super) fn absent_reason(c: DistanceClass) -> &'static str {
+    match c {
+        DistanceClass::Same => "the same CPU",
+        DistanceClass::Smt => "no SMT",
+        DistanceClass::Llc => "one CPU per LLC",
+        DistanceClass::CrossLlc => "one LLC",
+        DistanceClass::CrossNode => "one node",
+    }
+}
+
+pub(super) fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+pub(super) fn kernel_release() -> String {
+    // SAFETY: an all-zero utsname is valid; uname fills it with NUL-terminated strings.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: u is valid.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".into();
+    }
+    // SAFETY: release is NUL-terminated by uname.
+    unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Today's UTC date as `YYYY-MM-DD` (days-from-civil inverse, proleptic Gregorian).
+pub(super) fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    civil_date(secs / 86_400)
+}
+
+fn civil_date(days: u64) -> String {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(19_723), "2024-01-01");
+        assert_eq!(civil_date(19_782), "2024-02-29");
+    }
+
+    #[test]
+    fn classifies_pairs_from_a_fake_sysfs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // 4 CPUs: 0,1 SMT siblings; 2 in the same LLC; 3 in another LLC on node 1.
+        let w = |p: &str, s: &str| {
+            let p = root.join("devices/system").join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, s).unwrap();
+        };
+        w("cpu/online", "0-3");
+        for c in 0..4 {
+            let sib = match c {
+                0 | 1 => "0-1",
+                2 => "2",
+                _ => "3",
+            };
+            w(&format!("cpu/cpu{c}/topology/thread_siblings_list"), sib);
+            w(
+                &format!("cpu/cpu{c}/topology/physical_package_id"),
+                if c < 3 { "0" } else { "1" },
+            );
+            w(&format!("cpu/cpu{c}/cache/index3/level"), "3");
+            w(&format!("cpu/cpu{c}/cache/index3/type"), "Unified");
+            w(
+                &format!("cpu/cpu{c}/cache/index3/shared_cpu_list"),
+                if c < 3 { "0-2" } else { "3" },
+            );
+            w(
+                &format!("cpu/cpu{c}/cache/index3/coherency_line_size"),
+                "64",
+            );
+        }
+        w("node/node0/cpulist", "0-2");
+        w("node/node0/distance", "10 20");
+        w("node/node1/cpulist", "3");
+        w("node/node1/distance", "20 10");
+        let t = HostCpus::read(root, vec![0, 1, 2, 3]);
+        assert_eq!(t.fallback, None);
+        assert_eq!(t.class(0, 1), DistanceClass::Smt);
+        assert_eq!(t.class(0, 2), DistanceClass::Llc);
+        assert_eq!(t.class(2, 3), DistanceClass::CrossNode);
+        assert_eq!(t.line_bytes, Some(64));
+        let pairs = t.representative_pairs();
+        assert_eq!(pairs.get(&DistanceClass::Smt), Some(&(0, 1)));
+        assert_eq!(pairs.get(&DistanceClass::Llc), Some(&(0, 2)));
+        assert_eq!(pairs.get(&DistanceClass::CrossLlc), None);
+        assert_eq!(pairs.get(&DistanceClass::CrossNode), Some(&(0, 3)));
+    }
+
+    #[test]
+    fn unreadable_sysfs_gives_a_flat_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = HostCpus::read(dir.path(), vec![0, 2]);
+        assert!(t.fallback.is_some());
+        assert_eq!(t.class(0, 2), DistanceClass::Llc);
+        assert_eq!(t.representative_pairs().len(), 1);
+    }
+}

@@ -1,0 +1,269 @@
+//! `schedlab host calibrate`: measures the machine's costs and writes them as a machine profile
+//! (`schedlab.profile/1`, the simulator's format, written through `schedlab_profile`).
+//!
+//! What is measured, and how (all timestamps CLOCK_MONOTONIC):
+//!
+//! * `syscall_ns`: a raw `getppid` system call in a loop.
+//! * `ctx_switch_ns` / `ctx_switch_mm_ns`: 4-byte pipe ping-pong with both sides pinned to one
+//!   CPU (threads / processes); a round trip is two switches plus two pipe write+read pairs, so
+//!   `(round trip - 2 × write+read) / 2`, the write+read pair measured without blocking.
+//! * pipe round trips, stacked and across one CPU pair of each class present (SMT sibling,
+//!   same LLC, other LLC, other node; classes from `schedlab_topo`'s reading of /sys): reported, and the base of:
+//! * `copy_ns_per_byte`: 64 KiB vs 4 B ping-pong stacked, per byte moved each way;
+//!   `<class>_ns_per_byte`: the same across a pair of that class, minus the stacked cost.
+//! * `refetch_<class>_ns`: a 256 KiB buffer written on one CPU, then read on a CPU of that
+//!   class, minus the same read once hot, per 64-byte line.
+//! * `local_wake_ns` / `remote_wake_ns`: the waker's FUTEX_WAKE time with the wakee blocked on
+//!   the waker's CPU / on an idle CPU, minus `syscall_ns`.
+//! * wake-up latency to an idle CPU (futex wake to the wakee running there): the waker's
+//!   syscall and `remote_wake_ns`, then the IPI, then the idle exit, as the simulator charges
+//!   them; the IPI cannot be split from the exit from user space, so `ipi_ns` keeps its default
+//!   and the C1 `exit_ns` gets the rest.
+//! * `smt_speed[1]`: per-thread speed of a busy loop with its SMT sibling busy too.
+//!
+//! Each measurement runs in batches until the last 5 batch values lie within 5 % of their
+//! median, or until its share of the time budget or a batch cap is used up; the profile
+//! records the median, the number of batches and the spread. Keys this machine cannot measure
+//! keep the simulator's defaults, with a comment saying why.
+
+//!
+//! The rooms: `host` (which CPUs, how they are placed, what machine this is), `stats` (the
+//! batch loop and its median), `probes` (the measuring loops on pinned threads), `calibrate`
+//! below (which probe feeds which profile key), and `profile_text` (the profile file and the
+//! report).
+
+mod host;
+mod probes;
+mod profile_text;
+mod stats;
+
+pub use host::HostCpus;
+
+use crate::control::Deadline;
+use crate::error::HostError;
+use crate::sys::{self, NEVER};
+use probes::{futex_wakes, ping_pong, refetch_per_line, spin_rate, tcp_pair};
+use schedlab_vocab::DistanceClass;
+use stats::{measure, median, ns_since};
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+/// How long and how hard to measure.
+#[derive(Clone, Debug)]
+pub struct CalibrateOptions {
+    /// Total time to spend, roughly.
+    pub budget: Duration,
+    /// Most batches per measurement.
+    pub max_batches: usize,
+    /// Batches whose values must agree for a measurement to count as stable.
+    pub stable_batches: usize,
+    /// Relative spread (max-min)/median under which those batches agree.
+    pub tolerance: f64,
+}
+
+impl Default for CalibrateOptions {
+    fn default() -> Self {
+        CalibrateOptions {
+            budget: Duration::from_secs(18),
+            max_batches: 15,
+            stable_batches: 5,
+            tolerance: 0.05,
+        }
+    }
+}
+
+impl CalibrateOptions {
+    /// A short run (about 2 s) for tests and smoke checks: fewer, shorter batches.
+    pub fn quick() -> Self {
+        CalibrateOptions {
+            budget: Duration::from_secs(2),
+            max_batches: 6,
+            stable_batches: 3,
+            tolerance: 0.10,
+        }
+    }
+}
+
+/// A repeated measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    /// Median of the final batches, in the key's unit.
+    pub value: f64,
+    /// Batches run.
+    pub runs: usize,
+    /// (max - min) / median of the final batches.
+    pub spread: f64,
+    /// Whether the final batches agreed within the tolerance.
+    pub stable: bool,
+}
+
+impl Measurement {
+    pub(crate) fn scaled(&self, value: f64) -> Measurement {
+        Measurement {
+            value,
+            ..self.clone()
+        }
+    }
+}
+
+/// What `calibrate` measured.
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    /// CPU model name (/proc/cpuinfo).
+    pub cpu_model: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// Date of the measurement, `YYYY-MM-DD` (UTC).
+    pub date: String,
+    /// The topology the pairs were chosen from.
+    pub topology: HostCpus,
+    /// CPU pairs measured, per class.
+    pub pairs: BTreeMap<DistanceClass, (usize, usize)>,
+    /// Profile values measured, by `section.key` (e.g. `cpu.ctx_switch_ns`).
+    pub measured: BTreeMap<String, Measurement>,
+    /// Pipe round trip (4 B), ns: `stacked` and one entry per pair class measured.
+    pub round_trips: BTreeMap<String, Measurement>,
+    /// Wake-up latency to an idle CPU, ns, if a second CPU was available.
+    pub idle_wakeup: Option<Measurement>,
+}
+
+/// Measures the host (see the module docs). Takes about `opts.budget`.
+pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
+    let deadline = Deadline::new(opts.budget * 3 + Duration::from_secs(30));
+    let topology = HostCpus::read(std::path::Path::new("/sys"), sys::allowed_cpus());
+    let pairs = topology.representative_pairs();
+    let a = topology.cpus.first().copied().unwrap_or(0);
+    // Measurements: syscall and pipe/unix/TCP write+read (half a share each), 2 stacked
+    // ping-pongs, 64 KiB stacked, and per class a 4 B and a 64 KiB ping-pong; plus the short
+    // fixed-size ones.
+    let slots = 6 + 2 * pairs.len() as u32;
+    let share = opts.budget / slots.max(1);
+    let mut measured = BTreeMap::new();
+    let mut round_trips = BTreeMap::new();
+
+    let syscall = measure(share / 2, opts, &deadline, |n| {
+        let t = Instant::now();
+        for _ in 0..n {
+            // SAFETY: getppid has no arguments or side effects.
+            unsafe { libc::syscall(libc::SYS_getppid) };
+        }
+        Ok(ns_since(t, n))
+    })?;
+    measured.insert("cpu.syscall_ns".to_string(), syscall.clone());
+
+    // 4 bytes written to `w` and read back from `r` by this thread, per round.
+    let write_read = |w: RawFd, r: RawFd| {
+        measure(share / 2, opts, &deadline, |n| {
+            let mut b = [0u8; 4];
+            let t = Instant::now();
+            for _ in 0..n {
+                let _ = sys::write_all(w, &b, &NEVER);
+                let _ = sys::read_exact(r, &mut b, &NEVER);
+            }
+            Ok(ns_since(t, n))
+        })
+    };
+    let (pr, pw) = sys::pipe().map_err(|e| HostError::io("calibrate: pipe", e))?;
+    let rw = write_read(pw.as_raw_fd(), pr.as_raw_fd())?;
+    drop((pr, pw));
+    // One write plus one read in the same thread: two syscalls and the channel's own kernel
+    // work twice (the 4-byte copy is negligible).
+    let op = |m: &Measurement| m.scaled(((m.value - 2.0 * syscall.value) / 2.0).max(0.0));
+    measured.insert("transfer.pipe_op_ns".into(), op(&rw));
+    let (ua, ub) = sys::socketpair().map_err(|e| HostError::io("calibrate: socketpair", e))?;
+    let unix_rw = write_read(ua.as_raw_fd(), ub.as_raw_fd())?;
+    drop((ua, ub));
+    measured.insert("transfer.unix_op_ns".into(), op(&unix_rw));
+    // Loopback TCP: the send delivers into the peer's socket in the sender's context, so one
+    // write plus one read is two syscalls, two socket ops and one delivery. User space cannot
+    // split the op from the delivery: the delivery keeps the profile's default and the op
+    // takes the rest.
+    let (ta, tb) = tcp_pair().map_err(|e| HostError::io("calibrate: loopback TCP", e))?;
+    let tcp_rw = write_read(ta.as_raw_fd(), tb.as_raw_fd())?;
+    drop((ta, tb));
+    // The schema's default delivery, which the profile keeps (it cannot be measured).
+    let delivery = schedlab_profile::TransferCosts::default().tcp_delivery_ns as f64;
+    measured.insert(
+        "transfer.tcp_op_ns".into(),
+        tcp_rw.scaled(((tcp_rw.value - 2.0 * syscall.value - delivery) / 2.0).max(0.0)),
+    );
+
+    let stacked = ping_pong(a, a, 4, false, share, opts, &deadline)?;
+    let stacked_mm = ping_pong(a, a, 4, true, share, opts, &deadline)?;
+    let ctx = |m: &Measurement| m.scaled(((m.value - 2.0 * rw.value) / 2.0).max(0.0));
+    measured.insert("cpu.ctx_switch_ns".into(), ctx(&stacked));
+    measured.insert("cpu.ctx_switch_mm_ns".into(), ctx(&stacked_mm));
+    round_trips.insert("stacked".to_string(), stacked.clone());
+    round_trips.insert("stacked_processes".to_string(), stacked_mm);
+
+    let big = 64 << 10;
+    let per_byte = |big_rt: &Measurement, small_rt: &Measurement| {
+        big_rt.scaled(((big_rt.value - small_rt.value) / (2.0 * big as f64)).max(0.0))
+    };
+    let stacked_big = ping_pong(a, a, big, false, share, opts, &deadline)?;
+    let copy = per_byte(&stacked_big, &stacked);
+    measured.insert("transfer.copy_ns_per_byte".into(), copy.clone());
+
+    let line = topology.line_bytes.unwrap_or(64) as usize;
+    for (&class, &(x, y)) in &pairs {
+        let small = ping_pong(x, y, 4, false, share, opts, &deadline)?;
+        let large = ping_pong(x, y, big, false, share, opts, &deadline)?;
+        let pb = per_byte(&large, &small);
+        measured.insert(
+            format!("transfer.{}_ns_per_byte", class.key()),
+            pb.scaled((pb.value - copy.value).max(0.0)),
+        );
+        round_trips.insert(class.key().to_string(), small);
+        let refetch = measure(share / 4, opts, &deadline, |_| refetch_per_line(x, y, line))?;
+        measured.insert(format!("cache.refetch_{}_ns", class.key()), refetch);
+        if class == DistanceClass::Smt {
+            let alone = spin_rate(&[x], Duration::from_millis(50))?;
+            let both = measure(share / 4, opts, &deadline, |_| {
+                Ok(spin_rate(&[x, y], Duration::from_millis(30))? / alone)
+            })?;
+            measured.insert("cpu.smt_speed".into(), both);
+        }
+    }
+
+    // Wake-ups: local (wakee on the waker's CPU) and to an idle remote CPU.
+    let local = measure(share / 4, opts, &deadline, |n| {
+        Ok(futex_wakes(a, a, n.min(200))?.1)
+    })?;
+    measured.insert(
+        "wakeup.local_wake_ns".into(),
+        local.scaled((local.value - syscall.value).max(0.0)),
+    );
+    let mut idle_wakeup = None;
+    if let Some(&b) = topology.cpus.iter().find(|&&c| c != a) {
+        let mut wakes = Vec::new();
+        let lat = measure(share, opts, &deadline, |n| {
+            let (lat, wake) = futex_wakes(a, b, n.min(500))?;
+            wakes.push(wake);
+            Ok(lat)
+        })?;
+        let wake_m = lat.scaled((median(&mut wakes) - syscall.value).max(0.0));
+        // The simulator delays a remote wakee by the waker's work before the IPI (its syscall
+        // and `remote_wake_ns`), then `ipi_ns`, then the idle exit: the exit is what remains
+        // of the measured latency once those are taken out.
+        let ipi = schedlab_profile::WakeupCosts::default().ipi_ns as f64;
+        let exit = lat.value - ipi - wake_m.value - syscall.value;
+        measured.insert("wakeup.remote_wake_ns".into(), wake_m);
+        measured.insert(
+            "wakeup.idle_states[0].exit_ns".into(),
+            lat.scaled(exit.max(0.0)),
+        );
+        idle_wakeup = Some(lat);
+    }
+
+    Ok(Calibration {
+        cpu_model: host::cpu_model(),
+        kernel: host::kernel_release(),
+        date: host::today(),
+        topology,
+        pairs,
+        measured,
+        round_trips,
+        idle_wakeup,
+    })
+}

@@ -1,0 +1,20 @@
+//! schedlab-vocab: the vocabulary the simulator, the workload models, the host harness and
+//! the CLI share, so that one spelling means one thing everywhere.
+//!
+//! * [`spec`] — the grammar `NAME[:key=value,...]` of `-w/--workload` and `schedlab host run`;
+//! * [`units`] — durations (`100us`, `2.5ms`, `2s`; a unit is never guessed) and sizes
+//!   (`64K`, `10M`; powers of 1024);
+//! * [`distance`] — how far apart two CPUs are (same CPU, SMT sibling, same LLC, same node,
+//!   another node), the classes the machine profile prices and calibration measures.
+//!
+//! Invariant: this crate depends on no schedlab crate and on no third-party crate. It holds
+//! words, not models: nothing here knows a workload, a topology or a cost.
+#![warn(missing_docs)]
+
+pub mod distance;
+pub mod spec;
+pub mod units;
+
+pub use distance::DistanceClass;
+pub use spec::{SpecError, parse_params, split_spec};
+pub use units::{format_duration, parse_duration, parse_duration_or_bare, parse_kib, parse_size};

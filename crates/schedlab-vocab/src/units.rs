@@ -1,0 +1,192 @@
+//! Durations and sizes as users write them, one parser each for the whole workspace.
+//!
+//! Durations: a number (`2`, `2.5`, `1e3`) and a unit, `ns`, `us` (or `µs`), `ms`, `s` or `m`
+//! (minutes), with optional space between; the result is whole nanoseconds, rounded. A bare
+//! number is an error unless the caller names a unit for it ([`parse_duration_or_bare`],
+//! for flags like `--timeout 30` documented as seconds): a spec's unit is never guessed.
+//!
+//! Sizes: bytes with an optional `K`/`M`/`G` (or `KB`, `KiB`, ...) suffix, powers of 1024 as
+//! lmbench and rt-tests read them; [`parse_kib`] reads a count of KiB (`16`, `16K`).
+//!
+//! Errors are sentences that name the text and say what was expected; callers prefix them
+//! with the key or flag they came from.
+
+/// Duration suffixes and their nanoseconds, longest first where one ends another.
+const DURATION_UNITS: [(&str, f64); 6] = [
+    ("ns", 1.0),
+    ("us", 1e3),
+    ("µs", 1e3),
+    ("ms", 1e6),
+    ("s", 1e9),
+    ("m", 60e9),
+];
+
+/// Parses a duration such as `100us`, `2.5ms`, `2s`, `750ns`, `1m` into nanoseconds.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let Some((num, mult)) = DURATION_UNITS
+        .iter()
+        .find_map(|(u, m)| s.strip_suffix(u).map(|n| (n, *m)))
+    else {
+        return Err(unit_problem(s));
+    };
+    let v: f64 = num.trim().parse().map_err(|_| unit_problem(s))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("'{s}' must be a non-negative duration"));
+    }
+    Ok((v * mult).round() as u64)
+}
+
+/// Like [`parse_duration`], but a bare number is taken in `bare_unit` (one of the suffixes,
+/// e.g. `"s"`).
+pub fn parse_duration_or_bare(s: &str, bare_unit: &str) -> Result<u64, String> {
+    if s.trim().parse::<f64>().is_ok() {
+        parse_duration(&format!("{}{bare_unit}", s.trim()))
+    } else {
+        parse_duration(s)
+    }
+}
+
+/// The number and the unit of `numberUNIT` when the unit is not one we know.
+fn unknown_unit(s: &str) -> Option<&str> {
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let unit = unit.trim();
+    (!num.is_empty() && num.parse::<f64>().is_ok() && !unit.is_empty()).then_some(unit)
+}
+
+fn unit_problem(s: &str) -> String {
+    match unknown_unit(s) {
+        _ if s.parse::<f64>().is_ok() => {
+            format!("'{s}' has no unit (expected a number followed by ns, us, ms, s or m)")
+        }
+        Some(u) => format!("unknown unit `{u}` in '{s}' (expected ns, us, ms, s or m)"),
+        None => format!("'{s}' is not a duration (expected e.g. 100us, 2.5ms, 2s)"),
+    }
+}
+
+/// The shortest exact spelling of `ns` nanoseconds with a unit, as [`parse_duration`] reads
+/// it back (`300ms`, `5s`, `1500ns`).
+pub fn format_duration(ns: u64) -> String {
+    // The largest unit that divides the value exactly (no `is_multiple_of`: MSRV 1.85).
+    for (div, unit) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
+        if ns > 0 && (ns / div) * div == ns {
+            return format!("{}{unit}", ns / div);
+        }
+    }
+    format!("{ns}ns")
+}
+
+/// Parses `64K`, `10M`, `1G`, `100` (bytes; powers of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (num, mult) = [
+        ("kib", 1u64 << 10),
+        ("mib", 1 << 20),
+        ("gib", 1 << 30),
+        ("kb", 1 << 10),
+        ("mb", 1 << 20),
+        ("gb", 1 << 30),
+        ("k", 1 << 10),
+        ("m", 1 << 20),
+        ("g", 1 << 30),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.trim().to_string(), *m)))
+    .unwrap_or((lower.clone(), 1));
+    let v: u64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a size (expected bytes, e.g. 100, 64K, 10M)"))?;
+    v.checked_mul(mult)
+        .ok_or_else(|| format!("'{t}' is too large"))
+}
+
+/// Parses a count of KiB: `16`, `16K` or `16KB`.
+pub fn parse_kib(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let n = t
+        .strip_suffix("kb")
+        .or_else(|| t.strip_suffix('k'))
+        .unwrap_or(&t);
+    n.trim()
+        .parse::<u64>()
+        .map_err(|_| "expected a size in KB, e.g. 16 or 16K".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_need_units() {
+        assert_eq!(parse_duration("100us"), Ok(100_000));
+        assert_eq!(parse_duration("100µs"), Ok(100_000));
+        assert_eq!(parse_duration("2.5ms"), Ok(2_500_000));
+        assert_eq!(parse_duration("2 s"), Ok(2_000_000_000));
+        assert_eq!(parse_duration("7ns"), Ok(7));
+        assert_eq!(parse_duration("1m"), Ok(60_000_000_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
+        assert!(parse_duration("100").unwrap_err().contains("no unit"));
+        assert!(parse_duration("1e3").unwrap_err().contains("no unit"));
+        assert!(parse_duration("-1ms").unwrap_err().contains("non-negative"));
+        assert!(
+            parse_duration("fast")
+                .unwrap_err()
+                .contains("not a duration")
+        );
+        assert!(parse_duration("ms").unwrap_err().contains("not a duration"));
+        assert!(
+            parse_duration("5min")
+                .unwrap_err()
+                .contains("unknown unit `min`")
+        );
+        assert!(
+            parse_duration("3h")
+                .unwrap_err()
+                .contains("unknown unit `h`")
+        );
+        assert!(
+            parse_duration("5parsecs")
+                .unwrap_err()
+                .contains("unknown unit `parsecs`")
+        );
+    }
+
+    #[test]
+    fn bare_numbers_only_where_asked() {
+        assert_eq!(parse_duration_or_bare("30", "s"), Ok(30_000_000_000));
+        assert_eq!(parse_duration_or_bare("30000", "us"), Ok(30_000_000));
+        assert_eq!(parse_duration_or_bare("300ms", "s"), Ok(300_000_000));
+        assert!(parse_duration_or_bare("5parsecs", "s").is_err());
+    }
+
+    #[test]
+    fn shortest_exact_spelling_round_trips() {
+        for (ns, text) in [
+            (300_000_000, "300ms"),
+            (5_000_000_000, "5s"),
+            (30_000_000, "30ms"),
+            (1_500, "1500ns"),
+            (0, "0ns"),
+        ] {
+            assert_eq!(format_duration(ns), text);
+            assert_eq!(parse_duration(text), Ok(ns));
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("10M"), Ok(10 << 20));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("4kb"), Ok(4096));
+        assert!(parse_size("lots").is_err());
+        assert_eq!(parse_kib("16K"), Ok(16));
+        assert_eq!(parse_kib("16"), Ok(16));
+        assert!(parse_kib("16M").is_err());
+    }
+}
