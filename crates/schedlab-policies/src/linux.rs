@@ -14,7 +14,7 @@
 //! Forks and execs take the slow path from the highest domain with the matching balance flag.
 
 use crate::affine::{half_imb, wake_affine_v1, wake_affine_v2, wake_affine_v4, wake_affine_v5};
-use crate::era::Era;
+use crate::era::{Era, Flow};
 use crate::machine::Machine;
 use crate::scan::Scan;
 use crate::sis::{sis_buddy, sis_v2, sis_v3, sis_v5, sis_v6, wake_idle};
@@ -66,14 +66,12 @@ impl LinuxPolicy {
             p: ctx.wakee,
             rec,
         };
-        match s.era {
-            Era::V2_5_59 => select_o1(&mut sc, ctx),
-            Era::V2_6_30 => flow_v1(&mut sc, s, ctx),
-            Era::V2_6_32 | Era::V2_6_33 => flow_v2(&mut sc, s, ctx),
-            Era::V2_6_35 | Era::V3_6 | Era::V3_10 | Era::V3_12 | Era::V4_2 => {
-                flow_v3(&mut sc, s, ctx, hints)
-            }
-            _ => flow_v45(&mut sc, s, ctx, hints),
+        match s.era.def().flow {
+            Flow::O1 => select_o1(&mut sc, ctx),
+            Flow::Cfs1 => flow_v1(&mut sc, s, ctx),
+            Flow::Cfs2 => flow_v2(&mut sc, s, ctx),
+            Flow::Cfs3 => flow_v3(&mut sc, s, ctx, hints),
+            Flow::Cfs5 => flow_v45(&mut sc, s, ctx, hints),
         }
     }
 }

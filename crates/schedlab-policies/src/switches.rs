@@ -152,12 +152,51 @@ pub(crate) enum Kind {
     Balancer(O1Variant),
 }
 
+/// The eras a switch applies to: from one era on, open-ended unless the kernel removed the
+/// feature (then `until`, the last modelled era that has it). A new era inherits every switch
+/// that is still open, so adding one never edits this table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Applies {
+    /// The first era with the switch.
+    pub from: Era,
+    /// The last era with it; `None`: every later era.
+    pub until: Option<Era>,
+}
+
+/// From `e` on (open-ended).
+pub(crate) const fn from(e: Era) -> Applies {
+    Applies {
+        from: e,
+        until: None,
+    }
+}
+
+/// From `a` until `b`, both included (a removed feature, or a variant debated against them).
+pub(crate) const fn between(a: Era, b: Era) -> Applies {
+    Applies {
+        from: a,
+        until: Some(b),
+    }
+}
+
+/// In `e` only.
+pub(crate) const fn only(e: Era) -> Applies {
+    between(e, e)
+}
+
+impl Applies {
+    /// Whether `era` has the switch.
+    pub(crate) fn contains(self, era: Era) -> bool {
+        self.from <= era && self.until.is_none_or(|u| era <= u)
+    }
+}
+
 /// One switch definition.
 #[derive(Clone, Copy)]
 pub(crate) struct SwitchDef {
     pub name: &'static str,
-    /// Inclusive era ranges where it applies.
-    pub eras: &'static [(Era, Era)],
+    /// The eras where it applies.
+    pub eras: Applies,
     pub kind: Kind,
     pub provenance: Provenance,
     pub meaning: &'static str,
@@ -165,7 +204,7 @@ pub(crate) struct SwitchDef {
 
 impl SwitchDef {
     pub(crate) fn applies(&self, era: Era) -> bool {
-        self.eras.iter().any(|&(lo, hi)| lo <= era && era <= hi)
+        self.eras.contains(era)
     }
     /// Canonical spelling as it appears in the listing (`NAME`, `name=`, `ingoB0`).
     pub(crate) fn display(&self) -> String {
@@ -191,10 +230,14 @@ impl SwitchDef {
 
 use Era::*;
 
-const ALL_CFS: &[(Era, Era)] = &[(V2_6_30, V6_12)];
-const CFS_ONLY: &[(Era, Era)] = &[(V2_6_30, V6_0)];
-const EEVDF: &[(Era, Era)] = &[(V6_6, V6_12)];
-const O1: &[(Era, Era)] = &[(V2_5_59, V2_5_59)];
+/// Every CFS and EEVDF era.
+const ALL_CFS: Applies = from(V2_6_30);
+/// CFS until EEVDF replaced it (6.6).
+const CFS_ONLY: Applies = between(V2_6_30, V6_0);
+/// EEVDF, 6.6 on.
+const EEVDF: Applies = from(V6_6);
+/// The O(1) era.
+const O1: Applies = only(V2_5_59);
 
 fn pos(v: u64) -> Result<(), String> {
     if v == 0 {
@@ -289,7 +332,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "WAKE_WIDE",
-        &[(V3_12, V6_12)],
+        from(V3_12),
         Provenance::Mainline,
         wake_wide,
         "evaluate wake_wide() (wakee_flips against the LLC size); NO_WAKE_WIDE treats every wakeup \
@@ -305,28 +348,28 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "AFFINE_WAKEUPS",
-        &[(V2_6_30, V2_6_32)],
+        between(V2_6_30, V2_6_32),
         Provenance::Mainline,
         affine_wakeups,
         "allow affine wakeups at all (2.6.2x-2.6.32 sched_feat)"
     ),
     feature!(
         "SYNC_LESS",
-        &[(V2_6_32, V2_6_33)],
+        between(V2_6_32, V2_6_33),
         Provenance::Mainline,
         sync_less,
         "wake_affine drops the sync hint when waker or wakee avg_overlap exceeds migration_cost"
     ),
     feature!(
         "SYNC_MORE",
-        &[(V2_6_32, V2_6_33)],
+        between(V2_6_32, V2_6_33),
         Provenance::Mainline,
         sync_more,
         "wake_affine treats a wakeup as sync when both avg_overlaps are below migration_cost"
     ),
     feature!(
         "WA_IDLE",
-        &[(V4_14, V6_12)],
+        from(V4_14),
         Provenance::Mainline,
         wa_idle,
         "wake_affine_idle: an idle waker CPU sharing the LLC with prev, or a sync wakeup onto a CPU \
@@ -334,28 +377,28 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "WA_WEIGHT",
-        &[(V4_14, V6_12)],
+        from(V4_14),
         Provenance::Mainline,
         wa_weight,
         "wake_affine_weight: compare the waker CPU's load plus the wakee with prev's load minus it"
     ),
     feature!(
         "WA_BIAS",
-        &[(V4_14, V6_12)],
+        from(V4_14),
         Provenance::Mainline,
         wa_bias,
         "wake_affine_weight biases toward prev by half the domain's imbalance_pct (108 for 117)"
     ),
     feature!(
         "SIS_AVG_CPU",
-        &[(V4_14, V4_14)],
+        only(V4_14),
         Provenance::Mainline,
         sis_avg_cpu,
         "skip select_idle_cpu when avg_idle/512 is below the average scan cost (the 4.9 rule)"
     ),
     feature!(
         "SIS_PROP",
-        &[(V4_14, V6_6)],
+        between(V4_14, V6_6),
         Provenance::Mainline,
         sis_prop,
         "limit the idle-CPU scan to span * avg_idle / avg_scan_cost CPUs (at least 4); 5.13+: aged \
@@ -363,7 +406,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "SIS_UTIL",
-        &[(V6_0, V6_12)],
+        from(V6_0),
         Provenance::Mainline,
         sis_util,
         "limit the idle-CPU scan to nr_idle_scan, computed from LLC utilisation at LLC-level \
@@ -371,7 +414,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     engine_feature!(
         "TTWU_QUEUE",
-        &[(V3_6, V6_12)],
+        from(V3_6),
         ttwu_queue,
         "wakeups onto another LLC are queued to the target by IPI (wakelist) instead of a remote enqueue"
     ),
@@ -402,7 +445,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     engine_feature!(
         "GENTLE_FAIR_SLEEPERS",
-        &[(V2_6_32, V6_0)],
+        between(V2_6_32, V6_0),
         gentle_fair_sleepers,
         "halve the sleeper credit (half a latency period of vruntime) given on wakeup"
     ),
@@ -414,7 +457,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     engine_feature!(
         "BASE_SLICE",
-        &[(V5_13, V6_0)],
+        between(V5_13, V6_0),
         base_slice,
         "a task's slice is at least sched_min_granularity (5.13-6.5)"
     ),
@@ -438,20 +481,20 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     engine_feature!(
         "PREEMPT_SHORT",
-        &[(V6_12, V6_12)],
+        from(V6_12),
         preempt_short,
         "EEVDF: a wakee with a shorter slice may preempt despite RUN_TO_PARITY"
     ),
     engine_feature!(
         "DELAY_DEQUEUE",
-        &[(V6_12, V6_12)],
+        from(V6_12),
         delay_dequeue,
         "EEVDF: a task blocking with negative lag stays queued (delayed) until picked or woken"
     ),
     // --- debated variants (§15) ------------------------------------------------------------
     feature!(
         "RAMP",
-        &[(V2_6_32, V2_6_33)],
+        between(V2_6_32, V2_6_33),
         Provenance::Reconstruction,
         ramp,
         "Galbraith, Jan 2010: search for an idle shared-cache sibling only while the waker's CPU \
@@ -459,7 +502,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "AFFINE_TARGET",
-        &[(V2_6_32, V2_6_33)],
+        between(V2_6_32, V2_6_33),
         Provenance::Reconstruction,
         affine_target,
         "Lin Ming, Jan 2010: wake_affine weighs the target chosen by select_idle_sibling instead \
@@ -467,7 +510,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "WAKEUP_BUDDY",
-        &[(V3_6, V3_10)],
+        between(V3_6, V3_10),
         Provenance::Reconstruction,
         wakeup_buddy,
         "Michael Wang, 2013: take the affine path only between buddies (each the other's last \
@@ -475,7 +518,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     SwitchDef {
         name: "wakeup_buddy_ref",
-        eras: &[(V3_6, V3_10)],
+        eras: between(V3_6, V3_10),
         kind: Kind::Tunable {
             get: |s| s.wakeup_buddy_ref as u64,
             set: |s, v| {
@@ -489,7 +532,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     },
     feature!(
         "PREFER_IDLE_CPU",
-        &[(V4_2, V4_2)],
+        only(V4_2),
         Provenance::Reconstruction,
         prefer_idle_cpu,
         "Josef Bacik, 2015: a non-affine wakeup whose LLC search finds no idle CPU continues into \
@@ -497,7 +540,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "WAKE_WIDE_IDLE",
-        &[(V4_2, V4_2)],
+        only(V4_2),
         Provenance::Reconstruction,
         wake_wide_idle,
         "Galbraith, 2015: when wake_wide() says wide, look for an idle CPU beyond the LLC (the \
@@ -505,49 +548,49 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "WAKE_WIDE_IDLE_BOTH",
-        &[(V4_2, V4_2)],
+        only(V4_2),
         Provenance::Reconstruction,
         wake_wide_idle_both,
         "WAKE_WIDE_IDLE for both directions of the 1:N relation (clients as well as the server)"
     ),
     feature!(
         "OLD_IDLE",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         old_idle,
         "2016 RFC bit: the pre-4.9 search, a fully idle sched group from the LLC down (§15.5)"
     ),
     feature!(
         "ORDER_IDLE",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         order_idle,
         "2016 RFC bit: visit groups in ring order from the target's group, not from the domain's first"
     ),
     feature!(
         "IDLE_CORE",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         idle_core,
         "2016 RFC bit: look for a fully idle core in the LLC (guarded by has_idle_cores)"
     ),
     feature!(
         "IDLE_CPU",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         idle_cpu,
         "2016 RFC bit: scan the LLC for any idle CPU, skipped when avg_idle/512 < avg_scan_cost"
     ),
     feature!(
         "IDLE_SMT",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         idle_smt,
         "2016 RFC bit: try the idle SMT siblings of the target"
     ),
     feature!(
         "SIS_NODE",
-        &[(V6_0, V6_6)],
+        between(V6_0, V6_6),
         Provenance::Reconstruction,
         sis_node,
         "2023 multi-LLC select_idle_sibling: when the LLC has no idle CPU, scan the other LLCs of \
@@ -765,7 +808,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     },
     SwitchDef {
         name: "hz",
-        eras: &[(V2_5_59, V6_12)],
+        eras: from(V2_5_59),
         kind: Kind::Tunable {
             get: |s| s.config.tunables.hz,
             set: |s, v| {
