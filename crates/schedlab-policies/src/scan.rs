@@ -20,14 +20,7 @@ pub(crate) struct Scan<'a, M: Machine> {
 impl<M: Machine> Scan<'_, M> {
     /// Counts a read of `c`'s runqueue state (the waker's own CPU is free).
     pub fn count(&mut self, c: CpuId) {
-        if c == self.this {
-            return;
-        }
-        if self.m.topo().cpus_share_cache(self.this, c) {
-            self.rec.examined += 1;
-        } else {
-            self.rec.examined_remote += 1;
-        }
+        self.rec.count_read(self.m.topo(), self.this, c);
     }
     /// `idle_cpu(c)`, counted.
     pub fn idle(&mut self, c: CpuId) -> bool {
@@ -45,11 +38,10 @@ impl<M: Machine> Scan<'_, M> {
     }
     /// CPUs examined so far (local, remote).
     pub fn probes(&self) -> (u32, u32) {
-        (self.rec.examined, self.rec.examined_remote)
+        self.rec.reads()
     }
     /// Simulated time spent on the probes made since `since`, ns.
     pub fn cost_since(&self, since: (u32, u32)) -> u64 {
-        let (l, r) = self.m.scan_cost_ns();
-        (self.rec.examined - since.0) as u64 * l + (self.rec.examined_remote - since.1) as u64 * r
+        self.rec.scan_cost_since(since, self.m.scan_cost_ns())
     }
 }
