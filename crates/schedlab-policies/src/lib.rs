@@ -22,15 +22,19 @@
 //! code and `schedlab policies NAME` say so. Docs: docs/policies/*.md.
 #![warn(missing_docs)]
 
-mod affine;
+mod cfs1;
+mod cfs2;
+mod cfs3;
+mod cfs4;
+mod cfs5;
 mod describe;
 pub mod era;
 mod error;
 pub mod linux;
 pub mod machine;
+mod o1;
 pub mod reference;
 mod scan;
-mod sis;
 mod slow;
 pub mod switches;
 mod variant;
