@@ -302,7 +302,7 @@ pub struct TaskHints {
 #[derive(Clone, Debug, Default)]
 pub struct LlcHints {
     /// `has_idle_cores`: set when a CPU goes idle with all siblings idle, cleared by a failed
-    /// idle-core scan (hysteresis, linux-wakeup.md §12.3).
+    /// idle-core scan (a hysteresis: the kernel's `set_idle_cores` / `test_idle_cores`, 4.9 on).
     pub has_idle_cores: bool,
     /// SIS_UTIL scan budget, refreshed at LLC-level periodic balancing.
     pub nr_idle_scan: u32,

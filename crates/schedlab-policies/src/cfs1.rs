@@ -61,7 +61,7 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
     idle_step(sc, prev)
 }
 
-/// 2.6.25-2.6.31 (§4.1): sync is dropped when either avg_overlap exceeds migration_cost;
+/// 2.6.25-2.6.31: sync is dropped when either avg_overlap exceeds migration_cost;
 /// passes on "balanced" or on the `tl_per_task` clause.
 pub(crate) fn wake_affine<M: Machine>(
     sc: &mut Scan<'_, M>,

@@ -110,10 +110,10 @@ pub(crate) fn package_level<M: Machine>(m: &M, sd: &SchedDomain, cpu: CpuId) -> 
         && topo.packages()[topo.cpu(cpu).package].is_subset(&sd.span)
 }
 
-/// 2.6.32-2.6.33 (§4.2) and, with `overlap = false`, 2.6.34-3.15 (§4.3): an empty "this"
+/// 2.6.32-2.6.33 and, with `overlap = false`, 2.6.34-3.15: an empty "this"
 /// runqueue is always balanced; SYNC_LESS/SYNC_MORE adjust the sync hint by avg_overlap.
 /// `this_cpu` is the CPU whose load is weighed: the waker's CPU, or with AFFINE_TARGET
-/// (§15.2, reconstruction) the target chosen by select_idle_sibling.
+/// (Lin Ming, January 2010; a reconstruction) the target chosen by select_idle_sibling.
 pub(crate) fn wake_affine<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,
@@ -156,7 +156,7 @@ pub(crate) fn wake_affine<M: Machine>(
     sc.decide(pulled, Affine::PulledWeight)
 }
 
-/// 2.6.32-2.6.33 (§6.1): called inside the domain walk with `target` = the waker's CPU when
+/// 2.6.32-2.6.33 (Galbraith, a1f84a3ab8e0): called inside the domain walk with `target` = the waker's CPU when
 /// the domain spans prev, else none; tests `cfs_rq` emptiness, ignoring wakeups in flight.
 /// Returns the new target and the step when it found an empty CPU.
 pub(crate) fn select_idle_sibling<M: Machine>(

@@ -116,7 +116,7 @@ pub(crate) fn wake_balance_domain<M: Machine>(m: &M, cpu: CpuId) -> Option<usize
     highest_with(m.domains().of(cpu), flags::BALANCE_WAKE)
 }
 
-/// 2.6.35-3.1 (§6.2): target or prev if idle, else for each level of target's domains up to
+/// 2.6.35-3.1 (Suresh Siddha, 99bd5e2f245d): target or prev if idle, else for each level of target's domains up to
 /// the LLC the first idle CPU (the walk stops at the level spanning waker and prev).
 pub(crate) fn select_idle_sibling<M: Machine>(
     sc: &mut Scan<'_, M>,
@@ -156,7 +156,7 @@ pub(crate) fn select_idle_sibling<M: Machine>(
     )
 }
 
-/// The `idle_buddy` of `cpu` in `sd` (3.6, §6.4): groups in order of their first CPU are
+/// The `idle_buddy` of `cpu` in `sd` (3.6, Galbraith's CPU buddies, 970e178985ca): groups in order of their first CPU are
 /// paired (0,1), (2,3), ...; an unpaired last group points back to its left neighbour.
 pub(crate) fn idle_buddy(sd: &SchedDomain, cpu: CpuId) -> CpuId {
     let mut groups: Vec<&CpuSet> = sd.groups.iter().collect();
@@ -176,7 +176,7 @@ pub(crate) fn idle_buddy(sd: &SchedDomain, cpu: CpuId) -> CpuId {
     other.and_then(|o| groups[o].first()).unwrap_or(cpu)
 }
 
-/// 3.6-3.8 (§6.4): target/prev as in 3.2, then one idle_buddy per level from the LLC down.
+/// 3.6-~3.8 (970e178985ca): target/prev as in 3.2, then one idle_buddy per level from the LLC down.
 pub(crate) fn select_idle_sibling_buddy<M: Machine>(
     sc: &mut Scan<'_, M>,
     prev: CpuId,

@@ -15,7 +15,7 @@ use schedlab_engine::policy::{Affine, Hints, Step};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};
 
-/// 3.9-4.14 (§6.5-6.7, §15.5): target idle, prev idle in the same LLC, then the searches the
+/// ~3.9-4.14 (the LLC group scan, 10e2f1acd010 in 4.9, 1ad3aaf3fcd2 in 4.13, the 2016 RFC bits): target idle, prev idle in the same LLC, then the searches the
 /// switches enable, in order: the fully-idle group scan (OLD_IDLE, ORDER_IDLE), an idle core
 /// (IDLE_CORE), an idle CPU (IDLE_CPU; 4.14: SIS_PROP/SIS_AVG_CPU), an idle SMT sibling of
 /// the target (IDLE_SMT).
@@ -67,7 +67,7 @@ pub(crate) fn select_idle_sibling<M: Machine>(
     (target, Step::Fallback)
 }
 
-/// The pre-4.9 search (§6.5): from the LLC domain down, the first group (other than the
+/// The ~3.9-4.8 search: from the LLC domain down, the first group (other than the
 /// target's) whose CPUs are all idle; its first allowed CPU.
 pub(crate) fn select_idle_group<M: Machine>(
     sc: &mut Scan<'_, M>,
@@ -160,7 +160,7 @@ pub(crate) fn select_idle_cpu<M: Machine>(
     found
 }
 
-/// 4.13-5.11 `select_idle_cpu` (§6.7): SIS_AVG_CPU and SIS_PROP bound the scan; an exhausted
+/// 4.13-5.11 `select_idle_cpu` (1ad3aaf3fcd2): SIS_AVG_CPU and SIS_PROP bound the scan; an exhausted
 /// budget returns without updating the scan cost.
 pub(crate) fn select_idle_cpu_sis_prop<M: Machine>(
     sc: &mut Scan<'_, M>,
@@ -215,7 +215,7 @@ pub(crate) fn select_idle_smt<M: Machine>(sc: &mut Scan<'_, M>, target: CpuId) -
         .find(|&c| c != target && sc.allowed(c) && sc.idle(c))
 }
 
-/// 3.16-4.12 (§4.4): capacity-scaled comparison, no per-task clause.
+/// 3.16-4.12 `wake_affine`: capacity-scaled comparison, no per-task clause.
 pub(crate) fn wake_affine<M: Machine>(
     sc: &mut Scan<'_, M>,
     ctx: &WakeCtx,

@@ -102,7 +102,7 @@ pub(crate) fn wake_wide<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool
     !(slave < factor || master < slave * factor)
 }
 
-/// 4.14+ (§4.5): `wake_affine_idle` then `wake_affine_weight`; returns the chosen CPU.
+/// 4.14 on (WA_IDLE, WA_WEIGHT, WA_BIAS: d153b153446f, f2cdd9cc6c97): `wake_affine_idle` then `wake_affine_weight`; returns the chosen CPU.
 pub(crate) fn wake_affine<M: Machine>(
     s: &Settings,
     sc: &mut Scan<'_, M>,
@@ -195,7 +195,7 @@ pub(crate) fn wake_affine_weight<M: Machine>(
     sc.decide(this_eff < prev_eff, Affine::PulledWeight)
 }
 
-/// 5.13-6.12 (§6.8-6.10): target, prev, recent_used_cpu, prev's idle SMT siblings when no
+/// 5.12-6.12 (the merged scan of 5.12, SIS_UTIL from 70fb5ccf2ebb in 6.0, the cluster-first scan of 6.7, 8881e1639f1f and 22165f61d0c4): target, prev, recent_used_cpu, prev's idle SMT siblings when no
 /// idle core is known, then the merged idle-core / idle-CPU scan of the LLC (6.12:
 /// cluster first, prev/recent outside target's cluster kept as fallbacks). SIS_NODE then
 /// scans the node's other LLCs.

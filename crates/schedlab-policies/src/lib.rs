@@ -17,9 +17,11 @@
 //! [`schedlab_engine::PlacementRecord`]: the wake_wide verdict, the wake_affine verdict and
 //! its numbers, the step that found the CPU and the CPUs examined.
 //!
-//! Sources: linux-wakeup.md (§3-8 flows, §10 2.5.59, §12 presets, §15 debated variants),
-//! re-expressed in our own code; where the spec marks an item [M] or a reconstruction, the
-//! code and `schedlab policies NAME` say so. Docs: docs/policies/*.md.
+//! Sources: the kernel code of each era and the mailing-list threads of the debated variants,
+//! described in our own words (no kernel source is copied); each function's doc comment names
+//! the kernel function, the versions it covers and the commits that bound them. What is a
+//! reconstruction or dated by us is marked [M] in the code and in `schedlab policies NAME`.
+//! Docs: docs/policies/*.md.
 #![warn(missing_docs)]
 
 mod cfs1;

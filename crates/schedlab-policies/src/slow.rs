@@ -1,5 +1,5 @@
 //! The slow path: `find_idlest_group` / `find_idlest_cpu` walking down from the highest
-//! domain carrying the balance flag of the placement (linux-wakeup.md §3.6). Forks and execs
+//! domain carrying the balance flag of the placement (`find_idlest_cpu`; before 4.x inline in `select_task_rq_fair`). Forks and execs
 //! take it in every CFS era; wakeups only when a domain has `BALANCE_WAKE` (never by
 //! default) or under the PREFER_IDLE_CPU variant.
 //!

@@ -6,7 +6,7 @@
 //! tunable. Defaults are not written in the table: they are read from [`Settings::defaults`],
 //! so the listing can never disagree with what a build does. Era applicability (see
 //! docs/policies/switches.md): a switch applies where that era's code has the feature, or
-//! where it is a debated variant proposed against that era (linux-wakeup.md §15).
+//! where it is a debated variant proposed against that era (see docs/policies/switches.md).
 
 use crate::era::Era;
 use schedlab_engine::SchedConfig;
@@ -16,10 +16,10 @@ use schedlab_engine::config::TunableScaling;
 /// Where a switch's behaviour comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Provenance {
-    /// Mainline kernel code of that era, re-expressed from linux-wakeup.md (or a bisect switch
+    /// Mainline kernel code of that era, described in our own words (or a bisect switch
     /// that turns a mainline heuristic off).
     Mainline,
-    /// A reconstruction of a mailing-list patch from its description (§15, marked [M]).
+    /// A reconstruction of a mailing-list patch from its description (marked [M]).
     Reconstruction,
     /// A numeric tunable.
     Tunable,
@@ -66,31 +66,31 @@ pub struct Settings {
     pub sis_prop: bool,
     /// SIS_UTIL.
     pub sis_util: bool,
-    /// §15.1 RAMP.
+    /// RAMP (Galbraith, January 2010; reconstruction).
     pub ramp: bool,
-    /// §15.2 AFFINE_TARGET.
+    /// AFFINE_TARGET (Lin Ming, January 2010; reconstruction).
     pub affine_target: bool,
-    /// §15.3 WAKEUP_BUDDY.
+    /// WAKEUP_BUDDY (Michael Wang, 2013; reconstruction).
     pub wakeup_buddy: bool,
-    /// §15.3 buddy threshold.
+    /// WAKEUP_BUDDY's threshold.
     pub wakeup_buddy_ref: u32,
-    /// §15.4 PREFER_IDLE_CPU.
+    /// PREFER_IDLE_CPU (Josef Bacik, 2015; reconstruction).
     pub prefer_idle_cpu: bool,
-    /// §15.4 WAKE_WIDE_IDLE.
+    /// WAKE_WIDE_IDLE (Galbraith, 2015; reconstruction).
     pub wake_wide_idle: bool,
-    /// §15.4 WAKE_WIDE_IDLE_BOTH.
+    /// WAKE_WIDE_IDLE_BOTH (reconstruction).
     pub wake_wide_idle_both: bool,
-    /// §15.5 OLD_IDLE.
+    /// OLD_IDLE (2016 select_idle_sibling RFC bit; reconstruction).
     pub old_idle: bool,
-    /// §15.5 ORDER_IDLE.
+    /// ORDER_IDLE (2016 RFC bit).
     pub order_idle: bool,
-    /// §15.5 IDLE_CORE.
+    /// IDLE_CORE (2016 RFC bit).
     pub idle_core: bool,
-    /// §15.5 IDLE_CPU.
+    /// IDLE_CPU (2016 RFC bit).
     pub idle_cpu: bool,
-    /// §15.5 IDLE_SMT.
+    /// IDLE_SMT (2016 RFC bit).
     pub idle_smt: bool,
-    /// §6.10 SIS_NODE.
+    /// SIS_NODE (2023 multi-LLC select_idle_sibling, reverted; reconstruction).
     pub sis_node: bool,
     /// 2.5.59 balancer.
     pub o1: O1Params,
@@ -491,14 +491,14 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         delay_dequeue,
         "EEVDF: a task blocking with negative lag stays queued (delayed) until picked or woken"
     ),
-    // --- debated variants (§15) ------------------------------------------------------------
+    // --- debated variants -----------------------------------------------------------------
     feature!(
         "RAMP",
         between(V2_6_32, V2_6_33),
         Provenance::Reconstruction,
         ramp,
         "Galbraith, Jan 2010: search for an idle shared-cache sibling only while the waker's CPU \
-         runs nothing but the waker; an idle sibling found makes the wakeup affine at once (§15.1)"
+         runs nothing but the waker; an idle sibling found makes the wakeup affine at once"
     ),
     feature!(
         "AFFINE_TARGET",
@@ -506,7 +506,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         Provenance::Reconstruction,
         affine_target,
         "Lin Ming, Jan 2010: wake_affine weighs the target chosen by select_idle_sibling instead \
-         of the waker's CPU (§15.2)"
+         of the waker's CPU"
     ),
     feature!(
         "WAKEUP_BUDDY",
@@ -514,7 +514,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         Provenance::Reconstruction,
         wakeup_buddy,
         "Michael Wang, 2013: take the affine path only between buddies (each the other's last \
-         wakee, woken wakeup_buddy_ref times in a row); otherwise place around prev (§15.3)"
+         wakee, woken wakeup_buddy_ref times in a row); otherwise place around prev"
     ),
     SwitchDef {
         name: "wakeup_buddy_ref",
@@ -536,7 +536,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         Provenance::Reconstruction,
         prefer_idle_cpu,
         "Josef Bacik, 2015: a non-affine wakeup whose LLC search finds no idle CPU continues into \
-         find_idlest_group/cpu over the wake-balance span, preferring any idle CPU (§7, §15.4)"
+         find_idlest_group/cpu over the wake-balance span, preferring any idle CPU"
     ),
     feature!(
         "WAKE_WIDE_IDLE",
@@ -544,7 +544,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         Provenance::Reconstruction,
         wake_wide_idle,
         "Galbraith, 2015: when wake_wide() says wide, look for an idle CPU beyond the LLC (the \
-         wake-balance span, else prev's node) from prev before stacking (§15.4)"
+         wake-balance span, else prev's node) from prev before stacking"
     ),
     feature!(
         "WAKE_WIDE_IDLE_BOTH",
@@ -558,7 +558,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         between(V4_6, V4_9),
         Provenance::Reconstruction,
         old_idle,
-        "2016 RFC bit: the pre-4.9 search, a fully idle sched group from the LLC down (§15.5)"
+        "2016 RFC bit: the pre-4.9 search, a fully idle sched group from the LLC down"
     ),
     feature!(
         "ORDER_IDLE",
@@ -603,7 +603,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         kind: Kind::Balancer(O1Variant::Orig),
         provenance: Provenance::Mainline,
         meaning: "2.5.59 as released: node-local balancing on ticks and when idle; every \
-                  NODE_BALANCE_RATE-th call balances with the busiest node (§10.3)",
+                  NODE_BALANCE_RATE-th call balances with the busiest node",
     },
     SwitchDef {
         name: "ingo",
@@ -611,14 +611,14 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         kind: Kind::Balancer(O1Variant::Ingo),
         provenance: Provenance::Reconstruction,
         meaning: "Ingo's sched-2.5.59-A2: node balancing on its own 400 ms tick, with the two bugs \
-                  Erich reported (idle path balances only with itself; busy path passes idle=1) (§10.4)",
+                  Erich reported (idle path balances only with itself; busy path passes idle=1)",
     },
     SwitchDef {
         name: "ingofix",
         eras: O1,
         kind: Kind::Balancer(O1Variant::IngoFix),
         provenance: Provenance::Reconstruction,
-        meaning: "A2 with both bugs fixed (§10.4)",
+        meaning: "Ingo's sched-2.5.59-A2 with both bugs fixed",
     },
     SwitchDef {
         name: "ingoB0",
@@ -626,7 +626,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         kind: Kind::Balancer(O1Variant::IngoB0),
         provenance: Provenance::Reconstruction,
         meaning: "Ingo's -B0: separate IDLE_NODE_REBALANCE_TICK (2 ms) and BUSY_NODE_REBALANCE_TICK \
-                  (400 ms); the 2.6.0 structure (§10.4)",
+                  (400 ms); the 2.6.0 structure",
     },
     o1_tick!(
         "idle_rebalance_tick",
@@ -665,7 +665,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
             },
         },
         provenance: Provenance::Tunable,
-        meaning: "sets IDLE_NODE_REBALANCE_TICK = N x IDLE_REBALANCE_TICK (the §10.5 sweep)",
+        meaning: "sets IDLE_NODE_REBALANCE_TICK = N x IDLE_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)",
     },
     SwitchDef {
         name: "busy_node_rebalance_mult",
@@ -679,7 +679,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
             },
         },
         provenance: Provenance::Tunable,
-        meaning: "sets BUSY_NODE_REBALANCE_TICK = N x BUSY_REBALANCE_TICK (the §10.5 sweep)",
+        meaning: "sets BUSY_NODE_REBALANCE_TICK = N x BUSY_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)",
     },
     o1_u32!("node_threshold", node_threshold, "NODE_THRESHOLD, percent"),
     o1_tick!(

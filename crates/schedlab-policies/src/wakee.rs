@@ -1,5 +1,7 @@
-//! Who wakes whom: `record_wakee`, the two `wake_wide` heuristics (linux-wakeup.md §5) and
-//! the WAKEUP_BUDDY relation (§15.3).
+//! Who wakes whom: `record_wakee`, the two `wake_wide` heuristics
+//! (Michael Wang's 62470419e993 in 3.12, Galbraith's 63b0e9edceec in 4.3) and the
+//! WAKEUP_BUDDY relation (Michael Wang, 2013, against 3.9/3.10; a reconstruction). The
+//! `wake_wide` functions themselves live in [`crate::cfs3`] and [`crate::cfs5`].
 //!
 //! * `record_wakee` (3.12+) counts, per waker, how often it switches to a different wakee
 //!   (`wakee_flips`), decayed once a second: wiped in 3.12-3.15, halved from ~3.16.
