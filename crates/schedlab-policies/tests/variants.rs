@@ -78,7 +78,7 @@ fn switch_of_another_era_is_rejected_with_where_it_applies() {
         }
         other => panic!("expected NotApplicable, got {other:?}"),
     }
-    // Debated variants only where they were proposed (§15).
+    // Debated variants only where they were proposed (mailing-list debates).
     for (ok, bad) in [
         ("linux-2.6.33,RAMP", "linux-2.6.35,RAMP"),
         ("linux-2.6.32,AFFINE_TARGET", "linux-3.10,AFFINE_TARGET"),
