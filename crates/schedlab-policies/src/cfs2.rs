@@ -102,7 +102,7 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
 }
 
 /// 2.6.32's SIS enabler: `SD_PREFER_SIBLING`, set at the package (CPU) level — modelled as
-/// the lowest non-SMT, non-NUMA level covering this CPU's package [M].
+/// the lowest non-SMT, non-NUMA level covering this CPU's package \[M\].
 pub(crate) fn package_level<M: Machine>(m: &M, sd: &SchedDomain, cpu: CpuId) -> bool {
     let topo = m.topo();
     !sd.has(flags::NUMA)

@@ -73,7 +73,7 @@ pub enum BalancerKind {
         /// 5.16+ against `max_newidle_lb_cost`.
         newidle: NewidleGate,
         /// `need_active_balance`: 5.10 limited the failure-count escalation to passes that
-        /// move tasks (our nearest era: 5.13) [M].
+        /// move tasks (our nearest era: 5.13) \[M\].
         active: ActiveBalance,
     },
 }
@@ -95,7 +95,7 @@ pub struct EraDef {
     pub balancer: BalancerKind,
     /// What the preset models (shown by `schedlab policies`).
     pub models: &'static str,
-    /// What is reconstructed or dated by us ([M]: modelled, not verified against the source).
+    /// What is reconstructed or dated by us (\[M\]: modelled, not verified against the source).
     pub notes: &'static [&'static str],
 }
 

@@ -20,24 +20,25 @@
 //! Sources: the kernel code of each era and the mailing-list threads of the debated variants,
 //! described in our own words (no kernel source is copied); each function's doc comment names
 //! the kernel function, the versions it covers and the commits that bound them. What is a
-//! reconstruction or dated by us is marked [M] in the code and in `schedlab policies NAME`.
+//! reconstruction or dated by us is marked \[M\] in the code and in `schedlab policies NAME`.
 //! Docs: docs/policies/*.md.
 #![warn(missing_docs)]
 
-mod cfs1;
-mod cfs2;
-mod cfs3;
-mod cfs4;
-mod cfs5;
+pub mod cfs1;
+pub mod cfs2;
+pub mod cfs3;
+pub mod cfs4;
+pub mod cfs5;
 mod describe;
 pub mod era;
 mod error;
 pub mod linux;
 pub mod machine;
-mod o1;
+pub mod o1;
 pub mod reference;
 mod scan;
-mod slow;
+mod settings;
+pub mod slow;
 pub mod switches;
 mod variant;
 mod wakee;
