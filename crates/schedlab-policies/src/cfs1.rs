@@ -11,6 +11,10 @@ use schedlab_engine::policy::{Affine, Step};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, SchedDomain};
 
+/// `select_task_rq_fair` of 2.6.23-2.6.31 (CFS-1, until the merged walk of 2.6.32): forks
+/// and execs take the slow path; a wakeup asks `wake_affine` on the lowest domain spanning
+/// waker and prev, then passive balancing, then `wake_idle` around the chosen CPU.
+/// Reconstructed \[M\]: SD_WAKE_BALANCE (passive balancing) assumed on every non-NUMA level.
 pub(crate) fn select_task_rq_fair<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,

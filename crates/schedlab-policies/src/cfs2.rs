@@ -16,6 +16,11 @@ use schedlab_engine::policy::{Affine, Step};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, SchedDomain};
 
+/// `select_task_rq_fair` of 2.6.32-2.6.34 (CFS-2: Peter Zijlstra's merged domain walk of
+/// 2.6.32, until CFS-3's wake_affine-first order in 2.6.35): one walk up the domains finds
+/// the affine domain, runs `select_idle_sibling` inside it (a1f84a3ab8e0) and remembers the
+/// highest BALANCE_WAKE domain for the slow path. RAMP and AFFINE_TARGET (January 2010
+/// proposals against 2.6.33-rc) are reconstructions from their descriptions.
 pub(crate) fn select_task_rq_fair<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,

@@ -18,6 +18,11 @@ use schedlab_engine::policy::{Affine, Hints, Step};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};
 
+/// `select_task_rq_fair` of 2.6.35-4.2 (CFS-3: Suresh Siddha's 99bd5e2f245d of 2.6.35, until
+/// 4.3's beefed-up `wake_wide`, 63b0e9edceec, moved the wide test out of `wake_affine`):
+/// `wake_affine` picks waker or prev (from 3.12 after `record_wakee` and the first
+/// `wake_wide`, 62470419e993), then `select_idle_sibling` searches around the choice.
+/// WAKEUP_BUDDY (2013), WAKE_WIDE_IDLE and PREFER_IDLE_CPU (2015) are reconstructions.
 pub(crate) fn select_task_rq_fair<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,

@@ -19,6 +19,12 @@ use schedlab_engine::policy::{Affine, Hints, Step};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, SchedDomain};
 
+/// `select_task_rq_fair` of 4.3 onwards (CFS-4 from 63b0e9edceec in 4.3, CFS-5 from the
+/// `select_idle_sibling(p, prev, target)` of 4.9, and EEVDF's 6.6-6.12 which keep it):
+/// `record_wakee` and the symmetric `wake_wide` decide want_affine; one walk finds the affine
+/// domain or the highest domain with the placement's balance flag (the slow path); an
+/// affine wakeup asks `wake_affine` between waker and prev, then `select_idle_sibling`.
+/// 5.13 keeps the 4.16-5.15 `recent_used_cpu` bookkeeping on the waker's side \[M\].
 pub(crate) fn select_task_rq_fair<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,
@@ -133,6 +139,9 @@ pub(crate) fn wake_affine<M: Machine>(
     prev
 }
 
+/// `wake_affine_idle` (WA_IDLE, 4.14 on): an idle waker CPU sharing prev's LLC answers
+/// (prev if it is idle too), a sync wakeup onto a CPU running only the waker pulls; from 5.x
+/// an idle prev answers (dated by us, \[M\]); 6.12 counts runnable tasks (delayed ones left out).
 pub(crate) fn wake_affine_idle<M: Machine>(
     era: Era,
     sc: &mut Scan<'_, M>,
@@ -159,6 +168,8 @@ pub(crate) fn wake_affine_idle<M: Machine>(
     None
 }
 
+/// `wake_affine_weight` (WA_WEIGHT, WA_BIAS; 4.14 on): the waker CPU's load plus the wakee,
+/// against prev's load minus it, capacity-scaled, prev biased by half the imbalance_pct.
 pub(crate) fn wake_affine_weight<M: Machine>(
     s: &Settings,
     sc: &mut Scan<'_, M>,

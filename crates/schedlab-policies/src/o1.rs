@@ -9,6 +9,11 @@ use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::{Affine, Step};
 use schedlab_topo::CpuId;
 
+/// 2.5.59's placement (`try_to_wake_up`, `wake_up_forked_process`, `sched_exec` with
+/// `sched_best_cpu`), as released in January 2003 and kept by the `ingo*` balancer variants:
+/// a sync wakeup onto another CPU pulls the task to the waker, forks stay on the parent's
+/// CPU, an exec leaves a CPU running more than two tasks for the least loaded CPU of the least
+/// loaded node. Nothing is reconstructed here (the balancer variants are, in the engine).
 pub(crate) fn select_task_rq<M: Machine>(sc: &mut Scan<'_, M>, ctx: &WakeCtx) -> CpuId {
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
     sc.step(Step::O1Rule);
