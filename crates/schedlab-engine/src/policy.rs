@@ -184,6 +184,31 @@ pub struct PlacementRecord {
 }
 
 impl PlacementRecord {
+    /// Counts one read of CPU `c`'s runqueue state by a placement running on `this` (the
+    /// waker's CPU): in `examined` when `c` shares `this`'s LLC, else in `examined_remote`;
+    /// reading `this` itself is free. The engine charges the waker the profile's scan cost
+    /// per count, so every policy that reads other CPUs should count through here.
+    pub fn count_read(&mut self, topo: &Topology, this: CpuId, c: CpuId) {
+        if c == this {
+            return;
+        }
+        if topo.cpus_share_cache(this, c) {
+            self.examined += 1;
+        } else {
+            self.examined_remote += 1;
+        }
+    }
+    /// CPUs read so far, (inside the waker's LLC, outside it): pair with
+    /// [`PlacementRecord::scan_cost_since`] to time a scan.
+    pub fn reads(&self) -> (u32, u32) {
+        (self.examined, self.examined_remote)
+    }
+    /// Simulated time of the reads made since `since` (from [`PlacementRecord::reads`]),
+    /// at `(local, remote)` ns per CPU.
+    pub fn scan_cost_since(&self, since: (u32, u32), (local, remote): (u64, u64)) -> u64 {
+        u64::from(self.examined - since.0) * local
+            + u64::from(self.examined_remote - since.1) * remote
+    }
     /// Lower-case names used in counters and traces.
     pub fn step_name(step: Step) -> &'static str {
         match step {
@@ -277,7 +302,7 @@ pub struct TaskHints {
 #[derive(Clone, Debug, Default)]
 pub struct LlcHints {
     /// `has_idle_cores`: set when a CPU goes idle with all siblings idle, cleared by a failed
-    /// idle-core scan (hysteresis, linux-wakeup.md §12.3).
+    /// idle-core scan (a hysteresis: the kernel's `set_idle_cores` / `test_idle_cores`, 4.9 on).
     pub has_idle_cores: bool,
     /// SIS_UTIL scan budget, refreshed at LLC-level periodic balancing.
     pub nr_idle_scan: u32,
@@ -353,6 +378,12 @@ impl<'a> SchedView<'a> {
         c.curr.is_none()
             && c.nr_running == 0
             && (c.pending == 0 || !self.cfg.features.ttwu_pending_visible)
+    }
+    /// [`SchedView::idle`] of `cpu`, counted in `rec` as read by a placement on `this`
+    /// (see [`PlacementRecord::count_read`]): the scan helper of a policy's search.
+    pub fn idle_counted(&self, this: CpuId, cpu: CpuId, rec: &mut PlacementRecord) -> bool {
+        rec.count_read(self.topo, this, cpu);
+        self.idle(cpu)
     }
     /// `available_idle_cpu()` (no vCPU preemption in the simulator: same as idle).
     pub fn available_idle(&self, cpu: CpuId) -> bool {

@@ -1,13 +1,16 @@
-//! The kernel eras schedlab models and the presets named after them
-//! (linux-wakeup.md §0, §12.1): which flow, wake_affine, wake_wide and select_idle_sibling
-//! each preset bundles, and the kernel configuration (class, tunables, engine features, load
-//! signal, domain parameters) of that era (§1.3, §8, §12.2).
+//! The kernel eras schedlab models and the presets named after them. Every fact of an era
+//! lives in one row of [`ERAS`]: its preset name, label, fair class, placement flow,
+//! balancer, what it models and what is reconstructed. The kernel configuration
+//! ([`Era::config`]) is derived from the row and from open-ended version rules ("from 4.9
+//! on"), so adding an era is one enum variant, one row and the code that is new in it.
 
+use schedlab_engine::balance::{ActiveBalance, NewidleGate};
 use schedlab_engine::config::TunableScaling;
 use schedlab_engine::{ClassKind, Features, LoadSignal, SchedConfig, Tunables};
 use schedlab_topo::DomainEra;
 
-/// A modelled kernel version. Ordered oldest first.
+/// A modelled kernel version. Ordered oldest first; each variant has its row in [`ERAS`]
+/// (at the index of its discriminant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Era {
     /// 2.5.59: O(1) scheduler with the first NUMA balancer.
@@ -44,70 +47,322 @@ pub enum Era {
     V6_12,
 }
 
+/// Which `select_task_rq_fair` (or O(1) rule) an era runs; see [`crate::linux`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// 2.5.59 `try_to_wake_up` / `sched_best_cpu` ([`crate::o1`]).
+    O1,
+    /// 2.6.23-2.6.31 ([`crate::cfs1`]).
+    Cfs1,
+    /// 2.6.32-2.6.34 ([`crate::cfs2`]).
+    Cfs2,
+    /// 2.6.35-4.2 ([`crate::cfs3`]).
+    Cfs3,
+    /// 4.3 onwards, CFS-4, CFS-5 and EEVDF ([`crate::cfs5`]).
+    Cfs5,
+}
+
+/// The load balancer an era runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BalancerKind {
+    /// The 2.5.59 node balancer (variants: the `orig`/`ingo*` switches).
+    O1Node,
+    /// The sched-domain balancer with the era's newidle gate and active-balance rule.
+    Cfs {
+        /// `idle_balance`'s gate: 2.6.x always, 3.x-5.15 `avg_idle` against migration_cost,
+        /// 5.16+ against `max_newidle_lb_cost`.
+        newidle: NewidleGate,
+        /// `need_active_balance`: 5.10 limited the failure-count escalation to passes that
+        /// move tasks (our nearest era: 5.13) \[M\].
+        active: ActiveBalance,
+    },
+}
+
+/// One era: everything a preset bundles that is not a switch.
+#[derive(Clone, Copy, Debug)]
+pub struct EraDef {
+    /// The era.
+    pub era: Era,
+    /// Preset name, e.g. `linux-3.10`.
+    pub name: &'static str,
+    /// Short description for the preset list.
+    pub label: &'static str,
+    /// Pick/preemption model.
+    pub class: ClassKind,
+    /// The placement flow.
+    pub flow: Flow,
+    /// The load balancer.
+    pub balancer: BalancerKind,
+    /// What the preset models (shown by `schedlab policies`).
+    pub models: &'static str,
+    /// What is reconstructed or dated by us (\[M\]: modelled, not verified against the source).
+    pub notes: &'static [&'static str],
+}
+
+const O1: ClassKind = ClassKind::O1;
+const CFS: ClassKind = ClassKind::Cfs;
+const EEVDF: ClassKind = ClassKind::Eevdf;
+const BAL_26: BalancerKind = BalancerKind::Cfs {
+    newidle: NewidleGate::Always,
+    active: ActiveBalance::Failed,
+};
+const BAL_3: BalancerKind = BalancerKind::Cfs {
+    newidle: NewidleGate::MigrationCost,
+    active: ActiveBalance::Failed,
+};
+const BAL_510: BalancerKind = BalancerKind::Cfs {
+    newidle: NewidleGate::MigrationCost,
+    active: ActiveBalance::FailedTasks,
+};
+const BAL_516: BalancerKind = BalancerKind::Cfs {
+    newidle: NewidleGate::LbCost,
+    active: ActiveBalance::FailedTasks,
+};
+
+/// Every era, oldest first (row `i` is the era with discriminant `i`).
+pub const ERAS: &[EraDef] = &[
+    EraDef {
+        era: Era::V2_5_59,
+        name: "linux-2.5.59",
+        label: "O(1)+NUMA (Jan 2003)",
+        class: O1,
+        flow: Flow::O1,
+        balancer: BalancerKind::O1Node,
+        models: "O(1) scheduler (try_to_wake_up, sched_best_cpu of 2.5.59): no wake-time search; \
+                 a sync wakeup pulls to the waker's CPU, otherwise prev; forks stay on the \
+                 parent's CPU; the 2.5.59 node balancer (variants orig, ingo, ingofix, ingoB0)",
+        notes: &[
+            "the O(1) pick is an approximation (priority order with a sleep bonus), not the arrays",
+            "cache_decay_ticks = 10 and the balancer's candidate order are reconstructions [M]",
+            "ingo, ingofix, ingoB0 follow Ingo Molnar's LKML descriptions of sched-2.5.59-A2/-B0 \
+             (January 2003), not the patches' code",
+        ],
+    },
+    EraDef {
+        era: Era::V2_6_30,
+        name: "linux-2.6.30",
+        label: "CFS-1 (2009)",
+        class: CFS,
+        flow: Flow::Cfs1,
+        balancer: BAL_26,
+        models: "CFS-1 (select_task_rq_fair of 2.6.23-2.6.31): lowest domain spanning waker and \
+                 prev; wake_affine with avg_overlap (2.6.25-2.6.31); passive balancing; wake_idle \
+                 on SMT siblings; 20/4/5 ms tunables",
+        notes: &[
+            "SD_WAKE_BALANCE (passive balancing) assumed on every non-NUMA level [M]",
+            "wake_idle on the SMT level only; wake_idx 0 (instantaneous loads) [M]",
+        ],
+    },
+    EraDef {
+        era: Era::V2_6_32,
+        name: "linux-2.6.32",
+        label: "CFS-2 (2009-2010)",
+        class: CFS,
+        flow: Flow::Cfs2,
+        balancer: BAL_26,
+        models: "CFS-2 (select_task_rq_fair of 2.6.32-2.6.34): merged domain walk; \
+                 select_idle_sibling inside the walk (a1f84a3ab8e0), enabled at the package \
+                 level (PREFER_SIBLING); wake_affine with SYNC_LESS/SYNC_MORE; cfs_rq-empty idle \
+                 test; 5/1/1 ms tunables",
+        notes: &[
+            "the PREFER_SIBLING enabler is taken as the lowest level covering the package [M]",
+        ],
+    },
+    EraDef {
+        era: Era::V2_6_33,
+        name: "linux-2.6.33",
+        label: "CFS-2 (2009-2010)",
+        class: CFS,
+        flow: Flow::Cfs2,
+        balancer: BAL_26,
+        models: "CFS-2 (select_task_rq_fair of 2.6.32-2.6.34) with the select_idle_sibling \
+                 enabler on SHARE_PKG_RESOURCES levels (SMT, LLC); wake_affine of 2.6.32-2.6.33; \
+                 cfs_rq-empty idle test; 6/0.75/1 ms tunables",
+        notes: &["the enabler move to SHARE_PKG_RESOURCES (vmark fix) dated 2.6.33 [M]"],
+    },
+    EraDef {
+        era: Era::V2_6_35,
+        name: "linux-2.6.35",
+        label: "CFS-3 (2010-2015)",
+        class: CFS,
+        flow: Flow::Cfs3,
+        balancer: BAL_26,
+        models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2): wake_affine (2.6.34-3.15) picks waker \
+                 or prev, then select_idle_sibling around the choice, first idle CPU per level up \
+                 to the LLC (99bd5e2f245d, 2.6.35-3.1)",
+        notes: &[],
+    },
+    EraDef {
+        era: Era::V3_6,
+        name: "linux-3.6",
+        label: "CFS-3 (2010-2015)",
+        class: CFS,
+        flow: Flow::Cfs3,
+        balancer: BAL_3,
+        models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15, \
+                 select_idle_sibling tests one idle_buddy per level (970e178985ca, 3.6-3.8)",
+        notes: &["idle_buddy pairing of groups by first CPU, as described in 970e178985ca [S]"],
+    },
+    EraDef {
+        era: Era::V3_10,
+        name: "linux-3.10",
+        label: "CFS-3 (2010-2015)",
+        class: CFS,
+        flow: Flow::Cfs3,
+        balancer: BAL_3,
+        models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15 on PELT \
+                 runnable loads, select_idle_sibling's LLC scan for a fully idle group (~3.9-4.8)",
+        notes: &["the LLC group scan dated ~3.9 [M]"],
+    },
+    EraDef {
+        era: Era::V3_12,
+        name: "linux-3.12",
+        label: "CFS-3 (2010-2015)",
+        class: CFS,
+        flow: Flow::Cfs3,
+        balancer: BAL_3,
+        models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15 with the \
+                 first wake_wide (62470419e993, flips wiped each second) inside, LLC group scan",
+        notes: &[],
+    },
+    EraDef {
+        era: Era::V4_2,
+        name: "linux-4.2",
+        label: "CFS-3 (2010-2015)",
+        class: CFS,
+        flow: Flow::Cfs3,
+        balancer: BAL_3,
+        models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), capacity-aware wake_affine \
+                 (3.16-4.12) with the 3.12 wake_wide inside and halving wakee_flips decay (~3.16), \
+                 LLC group scan",
+        notes: &["wakee_flips halving decay dated ~3.16 [M]"],
+    },
+    EraDef {
+        era: Era::V4_6,
+        name: "linux-4.6",
+        label: "CFS-4 (2016)",
+        class: CFS,
+        flow: Flow::Cfs5,
+        balancer: BAL_3,
+        models: "CFS-4 (select_task_rq_fair of 4.3-4.8): the symmetric wake_wide (63b0e9edceec) \
+                 gates want_affine; capacity-aware wake_affine; the OLD group scan by default, \
+                 with the 2016 select_idle_sibling RFC bits to select the NEW one",
+        notes: &["the five RFC bits are reconstructions of an RFC not available to us [M]"],
+    },
+    EraDef {
+        era: Era::V4_9,
+        name: "linux-4.9",
+        label: "CFS-5 (2016-2022)",
+        class: CFS,
+        flow: Flow::Cfs5,
+        balancer: BAL_3,
+        models: "CFS-5 (select_task_rq_fair of 4.9 on): capacity-aware wake_affine, symmetric \
+                 wake_wide, the select_idle_sibling rewrite (10e2f1acd010): idle core, idle CPU \
+                 (avg_idle/512 bound), idle SMT sibling",
+        notes: &["the RFC bits (OLD_IDLE ... IDLE_SMT) are reconstructions [M]"],
+    },
+    EraDef {
+        era: Era::V4_14,
+        name: "linux-4.14",
+        label: "CFS-5 (2016-2022)",
+        class: CFS,
+        flow: Flow::Cfs5,
+        balancer: BAL_3,
+        models: "CFS-5: wake_affine_idle + wake_affine_weight (WA_*, 4.14 on), symmetric \
+                 wake_wide, select_idle_sibling with the SIS_PROP scan budget (1ad3aaf3fcd2, \
+                 4.13-5.11)",
+        notes: &[],
+    },
+    EraDef {
+        era: Era::V5_13,
+        name: "linux-5.13",
+        label: "CFS-5 (2016-2022)",
+        class: CFS,
+        flow: Flow::Cfs5,
+        balancer: BAL_510,
+        models: "CFS-5: WA_* wake_affine, merged idle-core/idle-CPU scan from target+1, SIS_PROP \
+                 with aged wake_avg_idle, prev's idle SMT siblings, recent_used_cpu \
+                 (select_idle_sibling of 5.12-5.19); PELT load with blocked tasks; BASE_SLICE",
+        notes: &[
+            "recent_used_cpu in its 4.16-5.15 form (waker records its CPU) [M]",
+            "wake_affine_idle's final prev-idle clause dated 5.x [M]",
+        ],
+    },
+    EraDef {
+        era: Era::V6_0,
+        name: "linux-6.0",
+        label: "CFS-5 (2016-2022)",
+        class: CFS,
+        flow: Flow::Cfs5,
+        balancer: BAL_516,
+        models: "CFS-5 with the SIS_UTIL scan budget from LLC utilisation (70fb5ccf2ebb, 6.0); \
+                 SIS_PROP off",
+        notes: &[],
+    },
+    EraDef {
+        era: Era::V6_6,
+        name: "linux-6.6",
+        label: "EEVDF (2023-2024)",
+        class: EEVDF,
+        flow: Flow::Cfs5,
+        balancer: BAL_516,
+        models: "EEVDF pick and preemption (6.6, in the engine); placement as 6.0 (SIS_UTIL)",
+        notes: &[],
+    },
+    EraDef {
+        era: Era::V6_12,
+        name: "linux-6.12",
+        label: "EEVDF (2023-2024)",
+        class: EEVDF,
+        flow: Flow::Cfs5,
+        balancer: BAL_516,
+        models: "EEVDF with DELAY_DEQUEUE and PREEMPT_SHORT; cluster-first idle scan, SIS_PROP \
+                 removed (select_idle_sibling of 6.7 on); the sync affine test ignores delayed \
+                 tasks",
+        notes: &["cluster-first scan from 6.7; SIS_PROP removed in 6.7"],
+    },
+];
+
 impl Era {
-    /// Every era, oldest first.
-    pub const ALL: [Era; 16] = [
-        Era::V2_5_59,
-        Era::V2_6_30,
-        Era::V2_6_32,
-        Era::V2_6_33,
-        Era::V2_6_35,
-        Era::V3_6,
-        Era::V3_10,
-        Era::V3_12,
-        Era::V4_2,
-        Era::V4_6,
-        Era::V4_9,
-        Era::V4_14,
-        Era::V5_13,
-        Era::V6_0,
-        Era::V6_6,
-        Era::V6_12,
-    ];
+    /// Every era, oldest first (the `era` column of [`ERAS`]).
+    pub const ALL: [Era; ERAS.len()] = {
+        let mut all = [Era::V2_5_59; ERAS.len()];
+        let mut i = 0;
+        while i < ERAS.len() {
+            all[i] = ERAS[i].era;
+            i += 1;
+        }
+        all
+    };
+
+    /// The era's row of [`ERAS`].
+    pub fn def(self) -> &'static EraDef {
+        &ERAS[self as usize]
+    }
 
     /// The preset name, e.g. `linux-3.10`.
     pub fn name(self) -> &'static str {
-        match self {
-            Era::V2_5_59 => "linux-2.5.59",
-            Era::V2_6_30 => "linux-2.6.30",
-            Era::V2_6_32 => "linux-2.6.32",
-            Era::V2_6_33 => "linux-2.6.33",
-            Era::V2_6_35 => "linux-2.6.35",
-            Era::V3_6 => "linux-3.6",
-            Era::V3_10 => "linux-3.10",
-            Era::V3_12 => "linux-3.12",
-            Era::V4_2 => "linux-4.2",
-            Era::V4_6 => "linux-4.6",
-            Era::V4_9 => "linux-4.9",
-            Era::V4_14 => "linux-4.14",
-            Era::V5_13 => "linux-5.13",
-            Era::V6_0 => "linux-6.0",
-            Era::V6_6 => "linux-6.6",
-            Era::V6_12 => "linux-6.12",
-        }
+        self.def().name
     }
 
     /// The era of a preset name.
     pub fn from_name(s: &str) -> Option<Era> {
-        Era::ALL
-            .into_iter()
-            .find(|e| e.name().eq_ignore_ascii_case(s))
+        ERAS.iter()
+            .find(|d| d.name.eq_ignore_ascii_case(s))
+            .map(|d| d.era)
     }
 
     /// Pick/preemption model.
     pub fn class(self) -> ClassKind {
-        match self {
-            Era::V2_5_59 => ClassKind::O1,
-            Era::V6_6 | Era::V6_12 => ClassKind::Eevdf,
-            _ => ClassKind::Cfs,
-        }
+        self.def().class
     }
 
-    /// Which `cpu_load()` the era's heuristics read (§1.6).
+    /// Which `cpu_load()` the era's heuristics read: instantaneous load until 3.7, PELT's
+    /// runnable average from 3.8 (our 3.10), the average with blocked load from 5.x (our 5.13).
     pub fn load_signal(self) -> LoadSignal {
-        if self <= Era::V3_6 {
+        if self < Era::V3_10 {
             LoadSignal::Instant
-        } else if self <= Era::V4_14 {
+        } else if self < Era::V5_13 {
             LoadSignal::PeltRunnable
         } else {
             LoadSignal::PeltBlocked
@@ -116,45 +371,42 @@ impl Era {
 
     /// Domain parameters of the era (2.6.x → Linux26, 3.x–5.9 → Linux3, 5.10+ → Linux510).
     pub fn domain_era(self) -> DomainEra {
-        if self <= Era::V2_6_35 {
+        if self < Era::V3_6 {
             DomainEra::Linux26
-        } else if self <= Era::V4_14 {
+        } else if self < Era::V5_13 {
             DomainEra::Linux3
         } else {
             DomainEra::Linux510
         }
     }
 
-    /// Base (unscaled) tunables of the era (§1.3).
+    /// Base (unscaled) tunables of the era: `sysctl_sched_latency`, `min_granularity`,
+    /// `wakeup_granularity` as 2.6.30 (20/4/5 ms), 2.6.32 (5/1/1 ms) and 2.6.33 on
+    /// (6/0.75/1 ms).
     pub fn tunables(self) -> Tunables {
         let mut t = Tunables {
             scaling: TunableScaling::Log,
             hz: 1000,
             ..Tunables::default()
         };
-        match self {
-            Era::V2_5_59 => {}
-            Era::V2_6_30 => {
-                t.latency_ns = 20_000_000;
-                t.min_granularity_ns = 4_000_000;
-                t.wakeup_granularity_ns = 5_000_000;
-            }
-            Era::V2_6_32 => {
-                t.latency_ns = 5_000_000;
-                t.min_granularity_ns = 1_000_000;
-                t.wakeup_granularity_ns = 1_000_000;
-            }
-            _ => {
-                t.latency_ns = 6_000_000;
-                t.min_granularity_ns = 750_000;
-                t.wakeup_granularity_ns = 1_000_000;
-            }
+        if self.class() != ClassKind::O1 {
+            let (lat, min, wake) = if self < Era::V2_6_32 {
+                (20_000_000, 4_000_000, 5_000_000)
+            } else if self < Era::V2_6_33 {
+                (5_000_000, 1_000_000, 1_000_000)
+            } else {
+                (6_000_000, 750_000, 1_000_000)
+            };
+            t.latency_ns = lat;
+            t.min_granularity_ns = min;
+            t.wakeup_granularity_ns = wake;
         }
         t.migration_cost_ns = 500_000;
         t
     }
 
-    /// Engine-interpreted feature defaults of the era (§8, §12.2).
+    /// Engine-interpreted feature defaults of the era (the `sched_feat` defaults of each
+    /// kernel, `kernel/sched/features.h`), as open-ended version rules.
     pub fn features(self) -> Features {
         let cfs = self.class() == ClassKind::Cfs;
         let eevdf = self.class() == ClassKind::Eevdf;
@@ -173,9 +425,11 @@ impl Era {
             ttwu_queue: self >= Era::V3_6,
             // Pre-3.0 wakeups enqueue under the remote lock (nr_running visible at once);
             // 3.x–5.7 idle_cpu() tests the wake list; 5.8–6.1 cleared ttwu_pending before the
-            // enqueue (the window of benchmarks.md §1.5); fixed from 6.2.
-            ttwu_pending_visible: !matches!(self, Era::V5_13 | Era::V6_0),
-            base_slice: matches!(self, Era::V5_13 | Era::V6_0),
+            // enqueue (see docs/policies/cfs-5.md); fixed from 6.2. Of our eras: the CFS
+            // ones from 5.13 on.
+            ttwu_pending_visible: !(cfs && self >= Era::V5_13),
+            // 5.13-6.5: a slice is at least sched_min_granularity; EEVDF replaced it.
+            base_slice: cfs && self >= Era::V5_13,
             util_init_bounded: self >= Era::V4_9,
         }
     }
@@ -192,85 +446,14 @@ impl Era {
         }
     }
 
-    /// What the preset bundles, in one line per part (shown by `schedlab policies NAME`).
+    /// What the preset bundles (shown by `schedlab policies NAME`).
     pub fn models(self) -> &'static str {
-        match self {
-            Era::V2_5_59 => {
-                "O(1) scheduler (§10): no wake-time search; a sync wakeup pulls to the waker's CPU, \
-                 otherwise prev; forks stay on the parent's CPU; the 2.5.59 node balancer \
-                 (variants orig, ingo, ingofix, ingoB0)"
-            }
-            Era::V2_6_30 => {
-                "CFS-1 (§3.1): lowest domain spanning waker and prev; wake_affine with avg_overlap \
-                 (§4.1); passive balancing; wake_idle on SMT siblings; 20/4/5 ms tunables"
-            }
-            Era::V2_6_32 => {
-                "CFS-2 (§3.2): merged domain walk; select_idle_sibling inside the walk, enabled at \
-                 the package level (PREFER_SIBLING); wake_affine with SYNC_LESS/SYNC_MORE (§4.2); \
-                 cfs_rq-empty idle test (§6.1); 5/1/1 ms tunables"
-            }
-            Era::V2_6_33 => {
-                "CFS-2 (§3.2) with the SIS enabler on SHARE_PKG_RESOURCES levels (SMT, LLC); \
-                 wake_affine §4.2; §6.1 search; 6/0.75/1 ms tunables"
-            }
-            Era::V2_6_35 => {
-                "CFS-3 (§3.3): wake_affine (§4.3) picks waker or prev, then select_idle_sibling \
-                 around the choice, first idle CPU per level up to the LLC (§6.2)"
-            }
-            Era::V3_6 => {
-                "CFS-3 (§3.3), wake_affine §4.3, select_idle_sibling tests one idle_buddy per level (§6.4)"
-            }
-            Era::V3_10 => {
-                "CFS-3 (§3.3), wake_affine §4.3 on PELT runnable loads, LLC group scan for a fully \
-                 idle group (§6.5)"
-            }
-            Era::V3_12 => {
-                "CFS-3 (§3.3), wake_affine §4.3 with the first wake_wide (§5.1, flips wiped each \
-                 second) inside, LLC group scan (§6.5)"
-            }
-            Era::V4_2 => {
-                "CFS-3 (§3.3), capacity-aware wake_affine (§4.4) with wake_wide §5.1 inside and \
-                 halving decay (§5.2), LLC group scan (§6.5)"
-            }
-            Era::V4_6 => {
-                "CFS-4 (§3.4): symmetric wake_wide (§5.3) gates want_affine; wake_affine §4.4; \
-                 the OLD group scan by default, with the 2016 RFC bits to select the NEW one (§15.5)"
-            }
-            Era::V4_9 => {
-                "CFS-5 (§3.5): wake_affine §4.4, wake_wide §5.3, select_idle_sibling rewrite: \
-                 idle core, idle CPU (avg_idle/512 bound), idle SMT sibling (§6.6)"
-            }
-            Era::V4_14 => {
-                "CFS-5 (§3.5): wake_affine_idle + wake_affine_weight (WA_*, §4.5), wake_wide §5.3, \
-                 SIS with SIS_PROP scan budget (§6.7)"
-            }
-            Era::V5_13 => {
-                "CFS-5 (§3.5): WA_* wake_affine, merged idle-core/idle-CPU scan from target+1, \
-                 SIS_PROP with aged wake_avg_idle, prev's idle SMT siblings, recent_used_cpu (§6.8); \
-                 PELT load with blocked tasks; BASE_SLICE"
-            }
-            Era::V6_0 => {
-                "CFS-5 (§3.5) with SIS_UTIL scan budget from LLC utilisation (§6.9); SIS_PROP off"
-            }
-            Era::V6_6 => "EEVDF pick and preemption (§8.2); placement as 6.0 (SIS_UTIL)",
-            Era::V6_12 => {
-                "EEVDF with DELAY_DEQUEUE and PREEMPT_SHORT; cluster-first idle scan, SIS_PROP \
-                 removed (§6.10); the sync affine test ignores delayed tasks"
-            }
-        }
+        self.def().models
     }
 
     /// Short era description for the preset list.
     pub fn era_label(self) -> &'static str {
-        match self {
-            Era::V2_5_59 => "O(1)+NUMA (Jan 2003)",
-            Era::V2_6_30 => "CFS-1 (2009)",
-            Era::V2_6_32 | Era::V2_6_33 => "CFS-2 (2009-2010)",
-            Era::V2_6_35 | Era::V3_6 | Era::V3_10 | Era::V3_12 | Era::V4_2 => "CFS-3 (2010-2015)",
-            Era::V4_6 => "CFS-4 (2016)",
-            Era::V4_9 | Era::V4_14 | Era::V5_13 | Era::V6_0 => "CFS-5 (2016-2022)",
-            Era::V6_6 | Era::V6_12 => "EEVDF (2023-2024)",
-        }
+        self.def().label
     }
 }
 
@@ -325,12 +508,12 @@ static PRESETS: std::sync::OnceLock<Vec<PresetInfo>> = std::sync::OnceLock::new(
 /// Every preset: the eras oldest first, then the reference policies.
 pub fn presets() -> &'static [PresetInfo] {
     PRESETS.get_or_init(|| {
-        let mut v: Vec<PresetInfo> = Era::ALL
+        let mut v: Vec<PresetInfo> = ERAS
             .iter()
-            .map(|&e| PresetInfo {
-                name: e.name(),
-                era: e.era_label(),
-                models: e.models(),
+            .map(|d| PresetInfo {
+                name: d.name,
+                era: d.label,
+                models: d.models,
                 kind: PresetKind::Era,
             })
             .collect();
@@ -344,4 +527,21 @@ pub fn presets() -> &'static [PresetInfo] {
         }
         v
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_in_discriminant_order() {
+        for (i, d) in ERAS.iter().enumerate() {
+            assert_eq!(
+                d.era as usize, i,
+                "{} is not at its discriminant's row",
+                d.name
+            );
+        }
+        assert!(Era::ALL.windows(2).all(|w| w[0] < w[1]));
+    }
 }

@@ -17,33 +17,42 @@
 //! [`schedlab_engine::PlacementRecord`]: the wake_wide verdict, the wake_affine verdict and
 //! its numbers, the step that found the CPU and the CPUs examined.
 //!
-//! Sources: linux-wakeup.md (§3-8 flows, §10 2.5.59, §12 presets, §15 debated variants),
-//! re-expressed in our own code; where the spec marks an item [M] or a reconstruction, the
-//! code and `schedlab policies NAME` say so. Docs: docs/policies/*.md.
+//! Sources: the kernel code of each era and the mailing-list threads of the debated variants,
+//! described in our own words (no kernel source is copied); each function's doc comment names
+//! the kernel function, the versions it covers and the commits that bound them. What is a
+//! reconstruction or dated by us is marked \[M\] in the code and in `schedlab policies NAME`.
+//! Docs: docs/policies/*.md.
 #![warn(missing_docs)]
 
-mod affine;
+pub mod cfs1;
+pub mod cfs2;
+pub mod cfs3;
+pub mod cfs4;
+pub mod cfs5;
 mod describe;
 pub mod era;
 mod error;
 pub mod linux;
 pub mod machine;
+pub mod o1;
 pub mod reference;
 mod scan;
-mod sis;
-mod slow;
+mod settings;
+pub mod slow;
 pub mod switches;
 mod variant;
 mod wakee;
 
-pub use describe::{describe_preset, describe_presets};
-pub use era::{Era, PresetInfo, PresetKind, presets};
+pub use describe::{
+    SWITCHES_MD_BEGIN, SWITCHES_MD_END, describe_preset, describe_presets, switches_markdown_table,
+    update_switches_markdown,
+};
+pub use era::{BalancerKind, ERAS, Era, EraDef, Flow, PresetInfo, PresetKind, presets};
 pub use error::PolicyError;
 pub use linux::LinuxPolicy;
 pub use switches::{Provenance, Settings};
 pub use variant::{Variant, parse_variant};
 
-use schedlab_engine::balance::{ActiveBalance, NewidleGate};
 use schedlab_engine::balance_o1::O1NodeBalancer;
 use schedlab_engine::policy::{PrevCpu, WakerCpu};
 use schedlab_engine::{Balancer, CfsBalancer, PlacementPolicy, SchedConfig};
@@ -87,28 +96,18 @@ pub fn build(variant: &str, _topo: &Topology, seed: u64) -> Result<Built, Policy
     let s = r.settings;
     let config = s.config.clone();
     let tick_ns = config.tunables.tick_ns();
-    let balancer: Box<dyn Balancer> = if s.era == Era::V2_5_59 {
-        Box::new(O1NodeBalancer::new(s.o1, tick_ns))
-    } else {
-        let mut b = CfsBalancer::new(config.tunables.migration_cost_ns, tick_ns);
-        b.newidle_gate = if s.era <= Era::V2_6_35 {
-            NewidleGate::Always
-        } else if s.era <= Era::V5_13 {
-            NewidleGate::MigrationCost
-        } else {
-            NewidleGate::LbCost
-        };
-        b.cache_hot_buddy = config.features.cache_hot_buddy;
-        b.nr_migrate = config.tunables.nr_migrate;
-        b.sis_util = s.era >= Era::V6_0 && s.sis_util;
-        // need_active_balance: 5.10 limited the failure-count escalation to passes that move
-        // tasks (our nearest era: 5.13) [M].
-        b.active_balance = if s.era >= Era::V5_13 {
-            ActiveBalance::FailedTasks
-        } else {
-            ActiveBalance::Failed
-        };
-        Box::new(b)
+    let balancer: Box<dyn Balancer> = match s.era.def().balancer {
+        BalancerKind::O1Node => Box::new(O1NodeBalancer::new(s.o1, tick_ns)),
+        BalancerKind::Cfs { newidle, active } => {
+            let mut b = CfsBalancer::new(config.tunables.migration_cost_ns, tick_ns);
+            b.newidle_gate = newidle;
+            b.active_balance = active;
+            b.cache_hot_buddy = config.features.cache_hot_buddy;
+            b.nr_migrate = config.tunables.nr_migrate;
+            // SIS_UTIL applies from 6.0 on, so before that it is off by construction.
+            b.sis_util = s.sis_util;
+            Box::new(b)
+        }
     };
     let policy: Box<dyn PlacementPolicy> = match r.target {
         Target::Era(_) => Box::new(LinuxPolicy::new(s, r.name.clone())),

@@ -24,8 +24,8 @@ impl Idlest {
             p: ctx.wakee,
             rec,
         };
-        sc.rec.step = Step::Reference;
-        sc.rec.target = Some(ctx.prev_cpu);
+        sc.step(Step::Reference);
+        sc.target(ctx.prev_cpu);
         let allowed = m.allowed(ctx.wakee).clone();
         let mut least: Option<(u32, u64, CpuId)> = None;
         for c in allowed.iter_wrap(ctx.prev_cpu) {

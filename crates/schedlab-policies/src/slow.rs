@@ -1,5 +1,5 @@
 //! The slow path: `find_idlest_group` / `find_idlest_cpu` walking down from the highest
-//! domain carrying the balance flag of the placement (linux-wakeup.md §3.6). Forks and execs
+//! domain carrying the balance flag of the placement (`find_idlest_cpu`; before 4.x inline in `select_task_rq_fair`). Forks and execs
 //! take it in every CFS era; wakeups only when a domain has `BALANCE_WAKE` (never by
 //! default) or under the PREFER_IDLE_CPU variant.
 //!
@@ -11,8 +11,8 @@
 //! `find_idlest_group_cpu`: before 3.19 the least loaded CPU (ties to this CPU); from 3.19
 //! an idle CPU in the shallowest idle state, most recently idled on ties.
 
-use crate::affine::half_imb;
 use crate::era::Era;
+use crate::linux::half_imb;
 use crate::machine::Machine;
 use crate::scan::Scan;
 use schedlab_engine::WakeCtx;
@@ -31,7 +31,7 @@ pub(crate) fn sd_flag(ctx: &WakeCtx) -> u32 {
 }
 
 /// Runs the slow path from domain `sd_idx` of `cpu`'s chain.
-pub(crate) fn slow_path<M: Machine>(
+pub(crate) fn find_idlest_cpu<M: Machine>(
     sc: &mut Scan<'_, M>,
     era: Era,
     cpu: CpuId,

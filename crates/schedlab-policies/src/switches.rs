@@ -1,25 +1,25 @@
 //! sched_feat-style switches: `NAME` turns a feature on, `NO_NAME` off, `name=value` sets a
 //! tunable, and `orig`/`ingo`/`ingofix`/`ingoB0` pick the 2.5.59 balancer.
 //!
-//! One table ([`SWITCHES`]) says, for every switch, which eras have it, what it means and
+//! One table (`SWITCHES`) says, for every switch, which eras have it, what it means and
 //! whether it is mainline code re-expressed, a reconstruction of a mailing-list patch, or a
 //! tunable. Defaults are not written in the table: they are read from [`Settings::defaults`],
 //! so the listing can never disagree with what a build does. Era applicability (see
 //! docs/policies/switches.md): a switch applies where that era's code has the feature, or
-//! where it is a debated variant proposed against that era (linux-wakeup.md §15).
+//! where it is a debated variant proposed against that era (see docs/policies/switches.md).
 
 use crate::era::Era;
-use schedlab_engine::SchedConfig;
-use schedlab_engine::balance_o1::{O1Params, O1Variant};
+pub use crate::settings::Settings;
+use schedlab_engine::balance_o1::O1Variant;
 use schedlab_engine::config::TunableScaling;
 
 /// Where a switch's behaviour comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Provenance {
-    /// Mainline kernel code of that era, re-expressed from linux-wakeup.md (or a bisect switch
+    /// Mainline kernel code of that era, described in our own words (or a bisect switch
     /// that turns a mainline heuristic off).
     Mainline,
-    /// A reconstruction of a mailing-list patch from its description (§15, marked [M]).
+    /// A reconstruction of a mailing-list patch from its description (marked \[M\]).
     Reconstruction,
     /// A numeric tunable.
     Tunable,
@@ -32,105 +32,6 @@ impl Provenance {
             Provenance::Mainline => "mainline",
             Provenance::Reconstruction => "reconstruction",
             Provenance::Tunable => "tunable",
-        }
-    }
-}
-
-/// Everything a preset plus switches decides: placement switches, the 2.5.59 balancer
-/// constants and the engine configuration.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Settings {
-    /// The era.
-    pub era: Era,
-    /// Take the affine path at all (bisect switch; NO_WAKE_AFFINE never pulls).
-    pub wake_affine: bool,
-    /// Evaluate wake_wide (NO_WAKE_WIDE: every wakeup is "not wide").
-    pub wake_wide: bool,
-    /// Search around the target (NO_SELECT_IDLE_SIBLING: return the target).
-    pub select_idle_sibling: bool,
-    /// 2.6.2x-2.6.32 AFFINE_WAKEUPS.
-    pub affine_wakeups: bool,
-    /// 2.6.32-33 SYNC_LESS.
-    pub sync_less: bool,
-    /// 2.6.32-33 SYNC_MORE.
-    pub sync_more: bool,
-    /// 4.14+ WA_IDLE.
-    pub wa_idle: bool,
-    /// 4.14+ WA_WEIGHT.
-    pub wa_weight: bool,
-    /// 4.14+ WA_BIAS.
-    pub wa_bias: bool,
-    /// 4.13-5.11 SIS_AVG_CPU.
-    pub sis_avg_cpu: bool,
-    /// SIS_PROP.
-    pub sis_prop: bool,
-    /// SIS_UTIL.
-    pub sis_util: bool,
-    /// §15.1 RAMP.
-    pub ramp: bool,
-    /// §15.2 AFFINE_TARGET.
-    pub affine_target: bool,
-    /// §15.3 WAKEUP_BUDDY.
-    pub wakeup_buddy: bool,
-    /// §15.3 buddy threshold.
-    pub wakeup_buddy_ref: u32,
-    /// §15.4 PREFER_IDLE_CPU.
-    pub prefer_idle_cpu: bool,
-    /// §15.4 WAKE_WIDE_IDLE.
-    pub wake_wide_idle: bool,
-    /// §15.4 WAKE_WIDE_IDLE_BOTH.
-    pub wake_wide_idle_both: bool,
-    /// §15.5 OLD_IDLE.
-    pub old_idle: bool,
-    /// §15.5 ORDER_IDLE.
-    pub order_idle: bool,
-    /// §15.5 IDLE_CORE.
-    pub idle_core: bool,
-    /// §15.5 IDLE_CPU.
-    pub idle_cpu: bool,
-    /// §15.5 IDLE_SMT.
-    pub idle_smt: bool,
-    /// §6.10 SIS_NODE.
-    pub sis_node: bool,
-    /// 2.5.59 balancer.
-    pub o1: O1Params,
-    /// Engine configuration.
-    pub config: SchedConfig,
-}
-
-impl Settings {
-    /// The era's defaults (R2: at 4.6 the OLD search, at 4.9 the NEW one).
-    pub fn defaults(era: Era) -> Settings {
-        let new_sis = era >= Era::V4_9;
-        Settings {
-            era,
-            wake_affine: true,
-            wake_wide: true,
-            select_idle_sibling: true,
-            affine_wakeups: true,
-            sync_less: true,
-            sync_more: false,
-            wa_idle: true,
-            wa_weight: true,
-            wa_bias: true,
-            sis_avg_cpu: false,
-            sis_prop: era <= Era::V5_13,
-            sis_util: era >= Era::V6_0,
-            ramp: false,
-            affine_target: false,
-            wakeup_buddy: false,
-            wakeup_buddy_ref: 4,
-            prefer_idle_cpu: false,
-            wake_wide_idle: false,
-            wake_wide_idle_both: false,
-            old_idle: !new_sis,
-            order_idle: !new_sis,
-            idle_core: new_sis,
-            idle_cpu: new_sis,
-            idle_smt: new_sis,
-            sis_node: false,
-            o1: O1Params::default(),
-            config: era.config(),
         }
     }
 }
@@ -152,12 +53,51 @@ pub(crate) enum Kind {
     Balancer(O1Variant),
 }
 
+/// The eras a switch applies to: from one era on, open-ended unless the kernel removed the
+/// feature (then `until`, the last modelled era that has it). A new era inherits every switch
+/// that is still open, so adding one never edits this table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Applies {
+    /// The first era with the switch.
+    pub from: Era,
+    /// The last era with it; `None`: every later era.
+    pub until: Option<Era>,
+}
+
+/// From `e` on (open-ended).
+pub(crate) const fn from(e: Era) -> Applies {
+    Applies {
+        from: e,
+        until: None,
+    }
+}
+
+/// From `a` until `b`, both included (a removed feature, or a variant debated against them).
+pub(crate) const fn between(a: Era, b: Era) -> Applies {
+    Applies {
+        from: a,
+        until: Some(b),
+    }
+}
+
+/// In `e` only.
+pub(crate) const fn only(e: Era) -> Applies {
+    between(e, e)
+}
+
+impl Applies {
+    /// Whether `era` has the switch.
+    pub(crate) fn contains(self, era: Era) -> bool {
+        self.from <= era && self.until.is_none_or(|u| era <= u)
+    }
+}
+
 /// One switch definition.
 #[derive(Clone, Copy)]
 pub(crate) struct SwitchDef {
     pub name: &'static str,
-    /// Inclusive era ranges where it applies.
-    pub eras: &'static [(Era, Era)],
+    /// The eras where it applies.
+    pub eras: Applies,
     pub kind: Kind,
     pub provenance: Provenance,
     pub meaning: &'static str,
@@ -165,7 +105,7 @@ pub(crate) struct SwitchDef {
 
 impl SwitchDef {
     pub(crate) fn applies(&self, era: Era) -> bool {
-        self.eras.iter().any(|&(lo, hi)| lo <= era && era <= hi)
+        self.eras.contains(era)
     }
     /// Canonical spelling as it appears in the listing (`NAME`, `name=`, `ingoB0`).
     pub(crate) fn display(&self) -> String {
@@ -191,10 +131,14 @@ impl SwitchDef {
 
 use Era::*;
 
-const ALL_CFS: &[(Era, Era)] = &[(V2_6_30, V6_12)];
-const CFS_ONLY: &[(Era, Era)] = &[(V2_6_30, V6_0)];
-const EEVDF: &[(Era, Era)] = &[(V6_6, V6_12)];
-const O1: &[(Era, Era)] = &[(V2_5_59, V2_5_59)];
+/// Every CFS and EEVDF era.
+const ALL_CFS: Applies = from(V2_6_30);
+/// CFS until EEVDF replaced it (6.6).
+const CFS_ONLY: Applies = between(V2_6_30, V6_0);
+/// EEVDF, 6.6 on.
+const EEVDF: Applies = from(V6_6);
+/// The O(1) era.
+const O1: Applies = only(V2_5_59);
 
 fn pos(v: u64) -> Result<(), String> {
     if v == 0 {
@@ -289,7 +233,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "WAKE_WIDE",
-        &[(V3_12, V6_12)],
+        from(V3_12),
         Provenance::Mainline,
         wake_wide,
         "evaluate wake_wide() (wakee_flips against the LLC size); NO_WAKE_WIDE treats every wakeup \
@@ -305,28 +249,28 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "AFFINE_WAKEUPS",
-        &[(V2_6_30, V2_6_32)],
+        between(V2_6_30, V2_6_32),
         Provenance::Mainline,
         affine_wakeups,
         "allow affine wakeups at all (2.6.2x-2.6.32 sched_feat)"
     ),
     feature!(
         "SYNC_LESS",
-        &[(V2_6_32, V2_6_33)],
+        between(V2_6_32, V2_6_33),
         Provenance::Mainline,
         sync_less,
         "wake_affine drops the sync hint when waker or wakee avg_overlap exceeds migration_cost"
     ),
     feature!(
         "SYNC_MORE",
-        &[(V2_6_32, V2_6_33)],
+        between(V2_6_32, V2_6_33),
         Provenance::Mainline,
         sync_more,
         "wake_affine treats a wakeup as sync when both avg_overlaps are below migration_cost"
     ),
     feature!(
         "WA_IDLE",
-        &[(V4_14, V6_12)],
+        from(V4_14),
         Provenance::Mainline,
         wa_idle,
         "wake_affine_idle: an idle waker CPU sharing the LLC with prev, or a sync wakeup onto a CPU \
@@ -334,28 +278,28 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "WA_WEIGHT",
-        &[(V4_14, V6_12)],
+        from(V4_14),
         Provenance::Mainline,
         wa_weight,
         "wake_affine_weight: compare the waker CPU's load plus the wakee with prev's load minus it"
     ),
     feature!(
         "WA_BIAS",
-        &[(V4_14, V6_12)],
+        from(V4_14),
         Provenance::Mainline,
         wa_bias,
         "wake_affine_weight biases toward prev by half the domain's imbalance_pct (108 for 117)"
     ),
     feature!(
         "SIS_AVG_CPU",
-        &[(V4_14, V4_14)],
+        only(V4_14),
         Provenance::Mainline,
         sis_avg_cpu,
         "skip select_idle_cpu when avg_idle/512 is below the average scan cost (the 4.9 rule)"
     ),
     feature!(
         "SIS_PROP",
-        &[(V4_14, V6_6)],
+        between(V4_14, V6_6),
         Provenance::Mainline,
         sis_prop,
         "limit the idle-CPU scan to span * avg_idle / avg_scan_cost CPUs (at least 4); 5.13+: aged \
@@ -363,7 +307,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     feature!(
         "SIS_UTIL",
-        &[(V6_0, V6_12)],
+        from(V6_0),
         Provenance::Mainline,
         sis_util,
         "limit the idle-CPU scan to nr_idle_scan, computed from LLC utilisation at LLC-level \
@@ -371,7 +315,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     engine_feature!(
         "TTWU_QUEUE",
-        &[(V3_6, V6_12)],
+        from(V3_6),
         ttwu_queue,
         "wakeups onto another LLC are queued to the target by IPI (wakelist) instead of a remote enqueue"
     ),
@@ -402,7 +346,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     engine_feature!(
         "GENTLE_FAIR_SLEEPERS",
-        &[(V2_6_32, V6_0)],
+        between(V2_6_32, V6_0),
         gentle_fair_sleepers,
         "halve the sleeper credit (half a latency period of vruntime) given on wakeup"
     ),
@@ -414,7 +358,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     engine_feature!(
         "BASE_SLICE",
-        &[(V5_13, V6_0)],
+        between(V5_13, V6_0),
         base_slice,
         "a task's slice is at least sched_min_granularity (5.13-6.5)"
     ),
@@ -438,44 +382,44 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     ),
     engine_feature!(
         "PREEMPT_SHORT",
-        &[(V6_12, V6_12)],
+        from(V6_12),
         preempt_short,
         "EEVDF: a wakee with a shorter slice may preempt despite RUN_TO_PARITY"
     ),
     engine_feature!(
         "DELAY_DEQUEUE",
-        &[(V6_12, V6_12)],
+        from(V6_12),
         delay_dequeue,
         "EEVDF: a task blocking with negative lag stays queued (delayed) until picked or woken"
     ),
-    // --- debated variants (§15) ------------------------------------------------------------
+    // --- debated variants -----------------------------------------------------------------
     feature!(
         "RAMP",
-        &[(V2_6_32, V2_6_33)],
+        between(V2_6_32, V2_6_33),
         Provenance::Reconstruction,
         ramp,
         "Galbraith, Jan 2010: search for an idle shared-cache sibling only while the waker's CPU \
-         runs nothing but the waker; an idle sibling found makes the wakeup affine at once (§15.1)"
+         runs nothing but the waker; an idle sibling found makes the wakeup affine at once"
     ),
     feature!(
         "AFFINE_TARGET",
-        &[(V2_6_32, V2_6_33)],
+        between(V2_6_32, V2_6_33),
         Provenance::Reconstruction,
         affine_target,
         "Lin Ming, Jan 2010: wake_affine weighs the target chosen by select_idle_sibling instead \
-         of the waker's CPU (§15.2)"
+         of the waker's CPU"
     ),
     feature!(
         "WAKEUP_BUDDY",
-        &[(V3_6, V3_10)],
+        between(V3_6, V3_10),
         Provenance::Reconstruction,
         wakeup_buddy,
         "Michael Wang, 2013: take the affine path only between buddies (each the other's last \
-         wakee, woken wakeup_buddy_ref times in a row); otherwise place around prev (§15.3)"
+         wakee, woken wakeup_buddy_ref times in a row); otherwise place around prev"
     ),
     SwitchDef {
         name: "wakeup_buddy_ref",
-        eras: &[(V3_6, V3_10)],
+        eras: between(V3_6, V3_10),
         kind: Kind::Tunable {
             get: |s| s.wakeup_buddy_ref as u64,
             set: |s, v| {
@@ -489,65 +433,65 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     },
     feature!(
         "PREFER_IDLE_CPU",
-        &[(V4_2, V4_2)],
+        only(V4_2),
         Provenance::Reconstruction,
         prefer_idle_cpu,
         "Josef Bacik, 2015: a non-affine wakeup whose LLC search finds no idle CPU continues into \
-         find_idlest_group/cpu over the wake-balance span, preferring any idle CPU (§7, §15.4)"
+         find_idlest_group/cpu over the wake-balance span, preferring any idle CPU"
     ),
     feature!(
         "WAKE_WIDE_IDLE",
-        &[(V4_2, V4_2)],
+        only(V4_2),
         Provenance::Reconstruction,
         wake_wide_idle,
         "Galbraith, 2015: when wake_wide() says wide, look for an idle CPU beyond the LLC (the \
-         wake-balance span, else prev's node) from prev before stacking (§15.4)"
+         wake-balance span, else prev's node) from prev before stacking"
     ),
     feature!(
         "WAKE_WIDE_IDLE_BOTH",
-        &[(V4_2, V4_2)],
+        only(V4_2),
         Provenance::Reconstruction,
         wake_wide_idle_both,
         "WAKE_WIDE_IDLE for both directions of the 1:N relation (clients as well as the server)"
     ),
     feature!(
         "OLD_IDLE",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         old_idle,
-        "2016 RFC bit: the pre-4.9 search, a fully idle sched group from the LLC down (§15.5)"
+        "2016 RFC bit: the pre-4.9 search, a fully idle sched group from the LLC down"
     ),
     feature!(
         "ORDER_IDLE",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         order_idle,
         "2016 RFC bit: visit groups in ring order from the target's group, not from the domain's first"
     ),
     feature!(
         "IDLE_CORE",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         idle_core,
         "2016 RFC bit: look for a fully idle core in the LLC (guarded by has_idle_cores)"
     ),
     feature!(
         "IDLE_CPU",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         idle_cpu,
         "2016 RFC bit: scan the LLC for any idle CPU, skipped when avg_idle/512 < avg_scan_cost"
     ),
     feature!(
         "IDLE_SMT",
-        &[(V4_6, V4_9)],
+        between(V4_6, V4_9),
         Provenance::Reconstruction,
         idle_smt,
         "2016 RFC bit: try the idle SMT siblings of the target"
     ),
     feature!(
         "SIS_NODE",
-        &[(V6_0, V6_6)],
+        between(V6_0, V6_6),
         Provenance::Reconstruction,
         sis_node,
         "2023 multi-LLC select_idle_sibling: when the LLC has no idle CPU, scan the other LLCs of \
@@ -560,7 +504,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         kind: Kind::Balancer(O1Variant::Orig),
         provenance: Provenance::Mainline,
         meaning: "2.5.59 as released: node-local balancing on ticks and when idle; every \
-                  NODE_BALANCE_RATE-th call balances with the busiest node (§10.3)",
+                  NODE_BALANCE_RATE-th call balances with the busiest node",
     },
     SwitchDef {
         name: "ingo",
@@ -568,14 +512,14 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         kind: Kind::Balancer(O1Variant::Ingo),
         provenance: Provenance::Reconstruction,
         meaning: "Ingo's sched-2.5.59-A2: node balancing on its own 400 ms tick, with the two bugs \
-                  Erich reported (idle path balances only with itself; busy path passes idle=1) (§10.4)",
+                  Erich reported (idle path balances only with itself; busy path passes idle=1)",
     },
     SwitchDef {
         name: "ingofix",
         eras: O1,
         kind: Kind::Balancer(O1Variant::IngoFix),
         provenance: Provenance::Reconstruction,
-        meaning: "A2 with both bugs fixed (§10.4)",
+        meaning: "Ingo's sched-2.5.59-A2 with both bugs fixed",
     },
     SwitchDef {
         name: "ingoB0",
@@ -583,7 +527,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         kind: Kind::Balancer(O1Variant::IngoB0),
         provenance: Provenance::Reconstruction,
         meaning: "Ingo's -B0: separate IDLE_NODE_REBALANCE_TICK (2 ms) and BUSY_NODE_REBALANCE_TICK \
-                  (400 ms); the 2.6.0 structure (§10.4)",
+                  (400 ms); the 2.6.0 structure",
     },
     o1_tick!(
         "idle_rebalance_tick",
@@ -622,7 +566,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
             },
         },
         provenance: Provenance::Tunable,
-        meaning: "sets IDLE_NODE_REBALANCE_TICK = N x IDLE_REBALANCE_TICK (the §10.5 sweep)",
+        meaning: "sets IDLE_NODE_REBALANCE_TICK = N x IDLE_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)",
     },
     SwitchDef {
         name: "busy_node_rebalance_mult",
@@ -636,7 +580,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
             },
         },
         provenance: Provenance::Tunable,
-        meaning: "sets BUSY_NODE_REBALANCE_TICK = N x BUSY_REBALANCE_TICK (the §10.5 sweep)",
+        meaning: "sets BUSY_NODE_REBALANCE_TICK = N x BUSY_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)",
     },
     o1_u32!("node_threshold", node_threshold, "NODE_THRESHOLD, percent"),
     o1_tick!(
@@ -765,7 +709,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     },
     SwitchDef {
         name: "hz",
-        eras: &[(V2_5_59, V6_12)],
+        eras: from(V2_5_59),
         kind: Kind::Tunable {
             get: |s| s.config.tunables.hz,
             set: |s, v| {

@@ -1,5 +1,7 @@
-//! Who wakes whom: `record_wakee`, the two `wake_wide` heuristics (linux-wakeup.md §5) and
-//! the WAKEUP_BUDDY relation (§15.3).
+//! Who wakes whom: `record_wakee`, the two `wake_wide` heuristics
+//! (Michael Wang's 62470419e993 in 3.12, Galbraith's 63b0e9edceec in 4.3) and the
+//! WAKEUP_BUDDY relation (Michael Wang, 2013, against 3.9/3.10; a reconstruction). The
+//! `wake_wide` functions themselves live in [`crate::cfs3`] and [`crate::cfs5`].
 //!
 //! * `record_wakee` (3.12+) counts, per waker, how often it switches to a different wakee
 //!   (`wakee_flips`), decayed once a second: wiped in 3.12-3.15, halved from ~3.16.
@@ -10,8 +12,8 @@
 
 use crate::era::Era;
 use crate::machine::Machine;
+use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::Hints;
-use schedlab_engine::{PlacementRecord, WakeCtx};
 
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 
@@ -46,32 +48,9 @@ pub(crate) fn record_streak(ctx: &WakeCtx, hints: &mut Hints) {
     }
 }
 
-fn flips(ctx: &WakeCtx, hints: &Hints) -> (u64, u64) {
+pub(crate) fn flips(ctx: &WakeCtx, hints: &Hints) -> (u64, u64) {
     let waker = ctx.waker.map_or(0, |w| hints.task[w].wakee_flips as u64);
     (waker, hints.task[ctx.wakee].wakee_flips as u64)
-}
-
-/// 3.12-4.2 `wake_wide`: the waker is the busier flipper by a factor of the LLC size.
-pub(crate) fn wake_wide_v1<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
-    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
-    let (w, p) = flips(ctx, hints);
-    p > factor && w > factor * p
-}
-
-/// The mirror of [`wake_wide_v1`]: the wakee is the busier flipper (the other direction of a
-/// 1:N relation, for WAKE_WIDE_IDLE_BOTH).
-pub(crate) fn wake_wide_v1_mirror<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
-    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
-    let (w, p) = flips(ctx, hints);
-    w > factor && p > factor * w
-}
-
-/// 4.3+ `wake_wide` (Galbraith's "beef up"): symmetric in waker and wakee.
-pub(crate) fn wake_wide_v2<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
-    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
-    let (w, p) = flips(ctx, hints);
-    let (master, slave) = if w >= p { (w, p) } else { (p, w) };
-    !(slave < factor || master < slave * factor)
 }
 
 /// WAKEUP_BUDDY: waker and wakee are each other's last wakee, each woke the other at least
@@ -83,10 +62,4 @@ pub(crate) fn buddies(ctx: &WakeCtx, hints: &Hints, reference: u32) -> bool {
         && hp.last_wakee == Some(w)
         && hw.wakee_streak >= reference
         && hp.wakee_streak >= reference
-}
-
-/// Records a wake_wide verdict.
-pub(crate) fn note_wide(rec: &mut PlacementRecord, wide: bool) -> bool {
-    rec.wake_wide = Some(wide);
-    wide
 }

@@ -1,6 +1,6 @@
 //! The 2.5.59 node balancer variants on the NEC TX7 shape (4 nodes x 2 CPUs), run through
 //! the engine: eight CPU-bound tasks all start on CPU 0 (2.5.59 forks stay on the parent's
-//! CPU) and only the balancer can spread them. Timings follow from §10's mechanisms:
+//! CPU) and only the balancer can spread them. Timings follow from the 2.5.59 balancer's mechanisms:
 //!
 //! * `orig`: idle CPUs balance every 1 ms tick; every 10th call looks at the busiest node,
 //!   so all CPUs are busy within a few tens of ms (after cache_decay_ticks = 10 ms);

@@ -201,6 +201,7 @@ fn wakeup_preemption_and_ttwu_queue_change_a_run() {
 fn every_switch_is_exercised_by_a_test() {
     let sources = [
         include_str!("decisions.rs"),
+        include_str!("decision_details.rs"),
         include_str!("variants.rs"),
         include_str!("o1_balancer.rs"),
         include_str!("switch_effects.rs"),

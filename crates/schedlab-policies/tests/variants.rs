@@ -78,7 +78,7 @@ fn switch_of_another_era_is_rejected_with_where_it_applies() {
         }
         other => panic!("expected NotApplicable, got {other:?}"),
     }
-    // Debated variants only where they were proposed (§15).
+    // Debated variants only where they were proposed (mailing-list debates).
     for (ok, bad) in [
         ("linux-2.6.33,RAMP", "linux-2.6.35,RAMP"),
         ("linux-2.6.32,AFFINE_TARGET", "linux-3.10,AFFINE_TARGET"),
@@ -174,10 +174,13 @@ fn eras_configure_the_kernel() {
         };
         assert_eq!(b.config.domain_era, want_domains, "{}", e.name());
         assert_eq!(b.config.label, e.name());
-        let class = match e {
-            Era::V2_5_59 => ClassKind::O1,
-            Era::V6_6 | Era::V6_12 => ClassKind::Eevdf,
-            _ => ClassKind::Cfs,
+        // EEVDF replaced CFS in 6.6, for every later era too.
+        let class = if e == Era::V2_5_59 {
+            ClassKind::O1
+        } else if e >= Era::V6_6 {
+            ClassKind::Eevdf
+        } else {
+            ClassKind::Cfs
         };
         assert_eq!(b.config.class, class, "{}", e.name());
         if e == Era::V2_5_59 {

@@ -8,9 +8,10 @@
 //! 3. otherwise take the first idle allowed CPU of the target's LLC, scanning from the target
 //!    (`idle_cpu`); if there is none, stay on the target (`fallback`).
 //!
-//! Every CPU whose state the scan reads is counted in `rec.examined` (inside the waker's LLC)
-//! or `rec.examined_remote`; the engine charges the waker the machine profile's scan cost
-//! for each, exactly as it does for the built-in kernel policies.
+//! Every CPU whose state the scan reads goes through the engine's scan helper,
+//! [`SchedView::idle_counted`], which counts it in `rec.examined` (inside the waker's LLC) or
+//! `rec.examined_remote`; the engine charges the waker the machine profile's scan cost for
+//! each, exactly as it does for the built-in kernel policies.
 //!
 //! Plug it in with [`schedlab_engine::Simulation::new`], next to any `SchedConfig` and
 //! balancer (see `tests/run.rs`).
@@ -45,16 +46,9 @@ impl PlacementPolicy for SyncLocal {
         };
         rec.target = Some(target);
         let topo = view.topo();
-        let probe = |c: CpuId, rec: &mut PlacementRecord| {
-            if c != ctx.waker_cpu {
-                if topo.cpus_share_cache(c, ctx.waker_cpu) {
-                    rec.examined += 1;
-                } else {
-                    rec.examined_remote += 1;
-                }
-            }
-            view.idle(c)
-        };
+        // Every read of another CPU is counted (and charged to the waker) by the engine's
+        // scan helper.
+        let probe = |c: CpuId, rec: &mut PlacementRecord| view.idle_counted(ctx.waker_cpu, c, rec);
         if probe(target, rec) {
             rec.step = Step::TargetIdle;
             return target;

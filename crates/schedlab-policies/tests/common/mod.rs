@@ -1,6 +1,8 @@
 //! Small workloads built with the engine API, shared by the simulation tests.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
+
+pub mod decide;
 
 use schedlab_engine::{
     ChannelKind, Dist, EndReason, MachineProfile, Op, SimOptions, Simulation, TaskSpec, Workload,

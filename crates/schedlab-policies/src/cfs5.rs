@@ -1,0 +1,428 @@
+//! CFS-4/CFS-5/EEVDF, 4.3 onwards (presets 4.6-6.12): `select_task_rq_fair` with
+//! Galbraith's symmetric `wake_wide` (63b0e9edceec, 4.3) gating want_affine, the
+//! `wake_affine_idle` + `wake_affine_weight` split (4.14 on), and the merged
+//! idle-core/idle-CPU `select_idle_sibling` of 5.12 on (SIS_PROP with aged idle time until
+//! 6.6, SIS_UTIL from 70fb5ccf2ebb in 6.0, the cluster-first scan from 6.7). SIS_NODE (the
+//! 2023 multi-LLC search, reverted before release) is a reconstruction.
+
+use crate::cfs4;
+use crate::cfs4::ewma_scan_cost;
+use crate::era::Era;
+use crate::linux::half_imb;
+use crate::machine::Machine;
+use crate::scan::Scan;
+use crate::slow::{find_idlest_cpu, sd_flag};
+use crate::switches::Settings;
+use crate::wakee::{flips, record_wakee};
+use schedlab_engine::WakeCtx;
+use schedlab_engine::policy::{Affine, Hints, Step};
+use schedlab_topo::domains::flags;
+use schedlab_topo::{CpuId, SchedDomain};
+
+/// `select_task_rq_fair` of 4.3 onwards (CFS-4 from 63b0e9edceec in 4.3, CFS-5 from the
+/// `select_idle_sibling(p, prev, target)` of 4.9, and EEVDF's 6.6-6.12 which keep it):
+/// `record_wakee` and the symmetric `wake_wide` decide want_affine; one walk finds the affine
+/// domain or the highest domain with the placement's balance flag (the slow path); an
+/// affine wakeup asks `wake_affine` between waker and prev, then `select_idle_sibling`.
+/// 5.13 keeps the 4.16-5.15 `recent_used_cpu` bookkeeping on the waker's side \[M\].
+pub(crate) fn select_task_rq_fair<M: Machine>(
+    sc: &mut Scan<'_, M>,
+    s: &Settings,
+    ctx: &WakeCtx,
+    hints: &mut Hints,
+) -> CpuId {
+    let m = sc.m;
+    let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
+    let ttwu = ctx.is_ttwu();
+    let flag = sd_flag(ctx);
+    let mut want_affine = false;
+    if ttwu {
+        record_wakee(s.era, ctx, m, hints);
+        let wide = s.wake_wide && sc.wide(wake_wide(ctx, m, hints));
+        want_affine = !wide && sc.allowed(this) && s.wake_affine;
+        if wide {
+            sc.affine(Affine::WakeWide);
+        } else if !want_affine {
+            sc.affine(Affine::Declined);
+        }
+    }
+    let chain = m.domains().of(this);
+    let mut affine_sd = None;
+    let mut sd = None;
+    for (idx, tmp) in chain.iter().enumerate() {
+        if s.era <= Era::V4_14 && !tmp.has(flags::LOAD_BALANCE) {
+            break;
+        }
+        if want_affine && tmp.has(flags::WAKE_AFFINE) && tmp.span.contains(prev) {
+            affine_sd = Some(tmp);
+            break;
+        }
+        if tmp.has(flag) {
+            sd = Some(idx);
+        } else if !want_affine {
+            break;
+        }
+    }
+    let mut new = prev;
+    if let Some(asd) = affine_sd {
+        sd = None;
+        if this != prev {
+            new = if s.era >= Era::V4_14 {
+                wake_affine(s, sc, ctx, asd)
+            } else if cfs4::wake_affine(sc, ctx, asd) {
+                this
+            } else {
+                prev
+            };
+        } else {
+            sc.affine(Affine::NotAsked);
+        }
+    } else if want_affine {
+        sc.affine(Affine::NoDomain);
+    }
+    if let Some(i) = sd {
+        sc.target(this);
+        let c = find_idlest_cpu(sc, s.era, this, i, prev, flag);
+        return sc.done((c, Step::SlowPath));
+    }
+    if !ttwu {
+        sc.target(new);
+        return sc.done((new, Step::Target));
+    }
+    let found = crate::linux::select_idle_sibling(sc, s, hints, prev, new);
+    // 4.16 - ~5.15: the waker remembers its CPU for its own next wakeup.
+    if want_affine
+        && s.era == Era::V5_13
+        && let Some(w) = ctx.waker
+    {
+        hints.task[w].recent_used_cpu = Some(this);
+    }
+    sc.done(found)
+}
+
+/// 4.3+ `wake_wide` (Galbraith's "beef up"): symmetric in waker and wakee.
+pub(crate) fn wake_wide<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
+    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
+    let (w, p) = flips(ctx, hints);
+    let (master, slave) = if w >= p { (w, p) } else { (p, w) };
+    !(slave < factor || master < slave * factor)
+}
+
+/// 4.14 on (WA_IDLE, WA_WEIGHT, WA_BIAS: d153b153446f, f2cdd9cc6c97): `wake_affine_idle` then `wake_affine_weight`; returns the chosen CPU.
+pub(crate) fn wake_affine<M: Machine>(
+    s: &Settings,
+    sc: &mut Scan<'_, M>,
+    ctx: &WakeCtx,
+    sd: &SchedDomain,
+) -> CpuId {
+    let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
+    if s.wa_idle
+        && let Some(c) = wake_affine_idle(s.era, sc, ctx)
+    {
+        let verdict = if c != this {
+            Affine::KeptIdle
+        } else if sc.affine_so_far() == Affine::PulledSync {
+            Affine::PulledSync
+        } else {
+            Affine::PulledIdle
+        };
+        sc.affine(verdict);
+        return c;
+    }
+    if s.wa_weight {
+        if wake_affine_weight(s, sc, ctx, sd) {
+            return this;
+        }
+        return prev;
+    }
+    sc.affine(Affine::Declined);
+    prev
+}
+
+/// `wake_affine_idle` (WA_IDLE, 4.14 on): an idle waker CPU sharing prev's LLC answers
+/// (prev if it is idle too), a sync wakeup onto a CPU running only the waker pulls; from 5.x
+/// an idle prev answers (dated by us, \[M\]); 6.12 counts runnable tasks (delayed ones left out).
+pub(crate) fn wake_affine_idle<M: Machine>(
+    era: Era,
+    sc: &mut Scan<'_, M>,
+    ctx: &WakeCtx,
+) -> Option<CpuId> {
+    let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
+    let m = sc.m;
+    if m.idle(this) && m.topo().cpus_share_cache(this, prev) {
+        return Some(if sc.idle(prev) { prev } else { this });
+    }
+    let nr = if era >= Era::V6_12 {
+        m.nr_runnable(this)
+    } else {
+        m.nr_running(this)
+    };
+    if ctx.sync() && nr == 1 {
+        sc.affine(Affine::PulledSync);
+        return Some(this);
+    }
+    // The final "prev is idle" clause arrived in the 5.x series [M].
+    if era >= Era::V5_13 && sc.idle(prev) {
+        return Some(prev);
+    }
+    None
+}
+
+/// `wake_affine_weight` (WA_WEIGHT, WA_BIAS; 4.14 on): the waker CPU's load plus the wakee,
+/// against prev's load minus it, capacity-scaled, prev biased by half the imbalance_pct.
+pub(crate) fn wake_affine_weight<M: Machine>(
+    s: &Settings,
+    sc: &mut Scan<'_, M>,
+    ctx: &WakeCtx,
+    sd: &SchedDomain,
+) -> bool {
+    let (this, prev, p) = (ctx.waker_cpu, ctx.prev_cpu, ctx.wakee);
+    let m = sc.m;
+    let mut this_eff = m.cpu_load(this) as i64;
+    let sync = ctx.sync();
+    if let (true, Some(w)) = (sync, ctx.waker) {
+        let cur = m.task_load(w) as i64;
+        if cur > this_eff {
+            sc.affine(Affine::PulledSync);
+            return true;
+        }
+        this_eff -= cur;
+    }
+    let tl = m.task_load(p) as i64;
+    this_eff += tl;
+    if s.wa_bias {
+        this_eff *= 100;
+    }
+    this_eff *= m.capacity(prev) as i64;
+    let mut prev_eff = m.cpu_load(prev) as i64 - tl;
+    if s.wa_bias {
+        prev_eff *= half_imb(sd);
+    }
+    prev_eff *= m.capacity(this) as i64;
+    if sync {
+        prev_eff += 1;
+    }
+    sc.loads(this_eff, prev_eff);
+    sc.decide(this_eff < prev_eff, Affine::PulledWeight)
+}
+
+/// 5.12-6.12 (the merged scan of 5.12, SIS_UTIL from 70fb5ccf2ebb in 6.0, the cluster-first scan of 6.7, 8881e1639f1f and 22165f61d0c4): target, prev, recent_used_cpu, prev's idle SMT siblings when no
+/// idle core is known, then the merged idle-core / idle-CPU scan of the LLC (6.12:
+/// cluster first, prev/recent outside target's cluster kept as fallbacks). SIS_NODE then
+/// scans the node's other LLCs.
+pub(crate) fn select_idle_sibling<M: Machine>(
+    sc: &mut Scan<'_, M>,
+    s: &Settings,
+    hints: &mut Hints,
+    prev: CpuId,
+    target: CpuId,
+) -> (CpuId, Step) {
+    let m = sc.m;
+    let topo = m.topo();
+    let clusters = s.era >= Era::V6_12 && topo.has_clusters();
+    if sc.idle(target) {
+        return (target, Step::TargetIdle);
+    }
+    let mut prev_aff = None;
+    if prev != target && topo.cpus_share_cache(prev, target) && sc.idle(prev) {
+        if !clusters || topo.cpus_share_resources(prev, target) {
+            return (prev, Step::PrevIdle);
+        }
+        prev_aff = Some(prev);
+    }
+    // recent_used_cpu: until ~5.15 swapped with prev only on success (the waker side records
+    // its own CPU); from then on always replaced by prev here.
+    let p = sc.p;
+    let recent = hints.task[p].recent_used_cpu;
+    if s.era >= Era::V6_0 {
+        hints.task[p].recent_used_cpu = Some(prev);
+    }
+    let mut recent_fb = None;
+    if let Some(r) = recent
+        && r != prev
+        && r != target
+        && topo.cpus_share_cache(r, target)
+        && sc.idle(r)
+        && sc.allowed(r)
+    {
+        if s.era < Era::V6_0 {
+            hints.task[p].recent_used_cpu = Some(prev);
+        }
+        if !clusters || topo.cpus_share_resources(r, target) {
+            return (r, Step::Recent);
+        }
+        recent_fb = Some(r);
+    }
+    let chain = m.domains().of(target);
+    let Some(llc_idx) = chain.iter().rposition(|d| d.has(flags::SHARE_LLC)) else {
+        return (target, Step::Fallback);
+    };
+    let sd = &chain[llc_idx];
+    let mut has_idle_core = false;
+    if topo.smt_present() {
+        has_idle_core = hints.llc[topo.cpu(target).llc].has_idle_cores;
+        if !has_idle_core && topo.cpus_share_cache(prev, target) {
+            for c in topo.smt_siblings(prev).iter() {
+                if c != prev && sc.allowed(c) && sd.span.contains(c) && sc.idle(c) {
+                    return (c, Step::IdleSmt);
+                }
+            }
+        }
+    }
+    // The scan order is an iterator, not a collected list: no allocation per wakeup.
+    let found = if clusters {
+        let cl = topo.cluster_span(target).and(&sd.span);
+        let order = cl
+            .iter_wrap(target + 1)
+            .chain(sd.span.iter_wrap(target + 1).filter(|c| !cl.contains(*c)));
+        select_idle_cpu(sc, s, hints, sd, target, order, has_idle_core)
+    } else {
+        let order = sd.span.iter_wrap(target + 1);
+        select_idle_cpu(sc, s, hints, sd, target, order, has_idle_core)
+    };
+    if let Some(found) = found {
+        return found;
+    }
+    if s.sis_node
+        && let Some(c) = select_idle_node(sc, s, hints, target, sd)
+    {
+        return (c, Step::WideIdle);
+    }
+    if let Some(c) = prev_aff
+        && sc.idle(c)
+    {
+        return (c, Step::PrevIdle);
+    }
+    if let Some(c) = recent_fb
+        && sc.idle(c)
+    {
+        return (c, Step::Recent);
+    }
+    (target, Step::Fallback)
+}
+
+/// The merged scan of 5.12+ over `order` (CPUs of `sd`), with the era's budget.
+pub(crate) fn select_idle_cpu<M: Machine>(
+    sc: &mut Scan<'_, M>,
+    s: &Settings,
+    hints: &mut Hints,
+    sd: &SchedDomain,
+    target: CpuId,
+    order: impl Iterator<Item = CpuId>,
+    has_idle_core: bool,
+) -> Option<(CpuId, Step)> {
+    let topo = sc.m.topo();
+    let this = sc.this;
+    let this_llc = topo.cpu(this).llc;
+    let target_llc = topo.cpu(target).llc;
+    // `order` only yields CPUs of `sd`, so outside the idle-core pass the allowed mask alone
+    // filters it; the idle-core pass needs a copy to strike out scanned cores (a `CpuSet` is
+    // 136 bytes: not copied on every wakeup).
+    let allowed = sc.m.allowed(sc.p);
+    let mut cpus = has_idle_core.then(|| sd.span.and(allowed));
+    let mut nr = u64::MAX;
+    let prop = s.sis_prop && !has_idle_core;
+    let t0 = sc.probes();
+    if prop {
+        let jiffies = sc.m.jiffies();
+        let h = &mut hints.cpu[this];
+        while h.wake_stamp < jiffies && h.wake_avg_idle > 0 {
+            h.wake_stamp += 1;
+            h.wake_avg_idle >>= 1;
+        }
+        let avg_idle = h.wake_avg_idle;
+        let avg_cost = hints.llc[this_llc].avg_scan_cost as u64 + 1;
+        let span_avg = sd.span_weight as u64 * avg_idle;
+        nr = if span_avg > 4 * avg_cost {
+            span_avg / avg_cost
+        } else {
+            4
+        };
+    }
+    if s.sis_util {
+        nr = hints.llc[target_llc].nr_idle_scan as u64 + 1;
+        if nr == 1 {
+            return None;
+        }
+    }
+    let mut idle_cpu = None;
+    for c in order {
+        if let Some(cpus) = cpus.as_mut() {
+            if !cpus.contains(c) {
+                continue;
+            }
+            let sibs = topo.smt_siblings(c);
+            let mut core_idle = true;
+            for t in sibs.iter() {
+                if !sc.idle(t) {
+                    core_idle = false;
+                    if idle_cpu.is_none() {
+                        continue;
+                    }
+                    break;
+                }
+                if idle_cpu.is_none() && sc.allowed(t) {
+                    idle_cpu = Some(t);
+                }
+            }
+            if core_idle {
+                return Some((c, Step::IdleCore));
+            }
+            cpus.andnot_assign(sibs);
+        } else {
+            debug_assert!(sd.span.contains(c), "scan order left the domain");
+            if !allowed.contains(c) {
+                continue;
+            }
+            nr -= 1;
+            if nr == 0 {
+                return None;
+            }
+            if sc.idle(c) {
+                idle_cpu = Some(c);
+                break;
+            }
+        }
+    }
+    if has_idle_core {
+        hints.llc[target_llc].has_idle_cores = false;
+    }
+    if prop {
+        let cost = sc.cost_since(t0);
+        let h = &mut hints.cpu[this];
+        h.wake_avg_idle -= h.wake_avg_idle.min(cost);
+        ewma_scan_cost(hints, this_llc, cost);
+    }
+    idle_cpu.map(|c| (c, Step::IdleCpu))
+}
+
+/// SIS_NODE (2023, reconstruction): the other LLCs of target's node, nearest-first in ring
+/// order from target, each scanned for an idle CPU with the same budget rules as the local
+/// scan (no idle-core pass: the hint belongs to the local LLC).
+pub(crate) fn select_idle_node<M: Machine>(
+    sc: &mut Scan<'_, M>,
+    s: &Settings,
+    hints: &mut Hints,
+    target: CpuId,
+    local: &SchedDomain,
+) -> Option<CpuId> {
+    let m = sc.m;
+    let topo = m.topo();
+    let node = topo.node_span(target);
+    let mut seen = local.span.clone();
+    for c in node.iter_wrap(target + 1) {
+        if seen.contains(c) {
+            continue;
+        }
+        let Some(sd) = m.domains().sd_llc(c) else {
+            continue;
+        };
+        seen.or_assign(&sd.span);
+        let order = sd.span.iter_wrap(target + 1);
+        // Budget of that LLC: the same rule, read from its own shared state.
+        if let Some((c, _)) = select_idle_cpu(sc, s, hints, sd, c, order, false) {
+            return Some(c);
+        }
+    }
+    None
+}
