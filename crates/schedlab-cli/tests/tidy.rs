@@ -27,7 +27,12 @@ const TOP: &[&str] = &[
 
 /// Every markdown file the repository ships (README, ARCHITECTURE, docs/**, crate READMEs).
 fn markdown_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_with(&["md"])
+}
+
+/// Every file below the root with one of these extensions (not `target/`, not dot folders).
+fn files_with(exts: &[&str]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
         let Ok(rd) = std::fs::read_dir(dir) else {
             return;
         };
@@ -39,14 +44,18 @@ fn markdown_files() -> Vec<PathBuf> {
                 continue;
             }
             if p.is_dir() {
-                walk(&p, out);
-            } else if name.ends_with(".md") {
+                walk(&p, exts, out);
+            } else if p
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.contains(&e))
+            {
                 out.push(p);
             }
         }
     }
     let mut out = Vec::new();
-    walk(&root(), &mut out);
+    walk(&root(), exts, &mut out);
     out
 }
 
@@ -260,5 +269,42 @@ fn rust_version_covers_the_locked_dependencies() {
         "rust-version {declared:?} is older than {:?}, which {} declares",
         needed.0,
         needed.1
+    );
+}
+
+/// The repository stands on its own: no comment, doc, output text or data file cites material
+/// a user of the repository does not have (the development reference notes beside the
+/// checkout, or numbered sections of them). Cite the kernel function and version instead, and put
+/// what a reader needs into `docs/`.
+#[test]
+fn nothing_cites_material_outside_the_repository() {
+    let root = root();
+    // Built from pieces so that this file does not match itself.
+    let banned = [
+        "\u{a7}".to_string(),
+        format!("../{}", "shared"),
+        format!("{}/spec", "shared"),
+        format!("{}-wakeup.md", "linux"),
+        format!("{}-model.md", "cost"),
+        format!("{}marks.md", "bench"),
+    ];
+    let mut hits = Vec::new();
+    for f in files_with(&["rs", "md", "toml", "sh", "json", "txt", "py"]) {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            for b in &banned {
+                if line.contains(b.as_str()) {
+                    let rel = f.strip_prefix(&root).unwrap_or(&f).display().to_string();
+                    hits.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "references to material outside the repository:\n  {}",
+        hits.join("\n  ")
     );
 }
