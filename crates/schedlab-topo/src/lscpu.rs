@@ -248,6 +248,18 @@ pub fn parse_lscpu_p(text: &str, file: &str, name: &str) -> Result<Topology, Top
         }
         if let Some(c) = l.strip_prefix('#') {
             if c.contains(',') && c.to_ascii_lowercase().contains("cpu") {
+                // A header after data rows means two outputs were concatenated; the rows
+                // already read follow the first header's columns, so refuse rather than
+                // reading them with the second's.
+                if !rows.is_empty() {
+                    return Err(TopoSpecError::parse(
+                        file,
+                        i + 1,
+                        "one lscpu -p output (a second '# CPU,...' header follows data rows; \
+                         were two outputs concatenated?)",
+                        format!("'{}'", clip(l)),
+                    ));
+                }
                 header = Some(c.split(',').collect());
             }
             continue;
@@ -450,6 +462,16 @@ mod tests {
             e.starts_with("h:3: expected 4 comma-separated fields"),
             "{e}"
         );
+        // Two outputs concatenated (different layouts): an error naming the second header,
+        // not an index out of bounds.
+        let e = parse_lscpu_p(
+            "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3\n0,0,0,0,,0,0,0,0\n# CPU,Core\n1,1\n",
+            "h",
+            "h",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("h:3: expected one lscpu -p output"), "{e}");
         let e = parse_lscpu_p("# CPU,Socket,Node\n0,0,0\n", "h", "h")
             .unwrap_err()
             .to_string();
