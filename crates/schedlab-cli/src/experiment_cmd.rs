@@ -88,7 +88,8 @@ pub struct CompareArgs {
     max_reps: Option<usize>,
     #[command(flatten)]
     out: OutputArgs,
-    /// Append each finished run to this JSON-lines file as it finishes.
+    /// Write each finished run to this JSON-lines file as it finishes (a new file; an existing
+    /// one is continued with --resume, never overwritten).
     #[arg(long = "out", value_name = "FILE.jsonl")]
     out_runs: Option<PathBuf>,
     /// Skip runs already in --out (after an interruption).

@@ -97,32 +97,71 @@ fn start_out_file(
                 h.fingerprint
             )));
         }
-        let recs: Vec<RunRecord> = read_jsonl(path)?
+        let mut recs: Vec<RunRecord> = read_jsonl(path)?
             .into_iter()
             .filter(|r| r.experiment == fp)
             .collect();
-        // Rewrite the file without a torn last line (a run killed mid-write), so runs
-        // appended from now on start on a fresh line.
+        // A run written twice (two writers, or a rerun) counts once: the first line wins.
+        let mut seen = std::collections::BTreeSet::new();
+        recs.retain(|r| seen.insert(r.key.index));
+        // Rewrite the file without a torn last line (a run killed mid-write) or duplicates, so
+        // runs appended from now on start on a fresh line. The new text goes to a temporary
+        // file in the same folder, synced, then renamed over the old one: a kill at any point
+        // leaves either the old file or the new one, never a truncated one.
         let mut text = serde_json::to_string(&h).unwrap_or_default();
         text.push('\n');
         for r in &recs {
             text.push_str(&serde_json::to_string(r).unwrap_or_default());
             text.push('\n');
         }
-        std::fs::write(path, text)
-            .map_err(|e| ExperimentError::Io(format!("cannot rewrite {}: {e}", path.display())))?;
+        replace_atomically(path, &text)?;
         return Ok(recs);
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+        return Err(ExperimentError::Input(format!(
+            "{} already exists; continue it with --resume, or remove it (runs are never overwritten)",
+            path.display()
+        )));
     }
     let header = PlanHeader {
         schema: PLAN_SCHEMA.into(),
         fingerprint: fp,
         experiment: plan.experiment.clone(),
     };
-    let mut f = std::fs::File::create(path)
-        .map_err(|e| ExperimentError::Io(format!("cannot create {}: {e}", path.display())))?;
-    writeln!(f, "{}", serde_json::to_string(&header).unwrap_or_default())
-        .map_err(|e| ExperimentError::Io(format!("cannot write {}: {e}", path.display())))?;
+    let mut text = serde_json::to_string(&header).unwrap_or_default();
+    text.push('\n');
+    replace_atomically(path, &text)?;
     Ok(Vec::new())
+}
+
+/// Writes `text` to a temporary file beside `path`, syncs it and renames it over `path`.
+fn replace_atomically(path: &Path, text: &str) -> Result<(), ExperimentError> {
+    let err = |what: &str, e: std::io::Error| {
+        ExperimentError::Io(format!("cannot {what} {}: {e}", path.display()))
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let mut f = std::fs::File::create(&tmp).map_err(|e| err("create a temporary file for", e))?;
+    f.write_all(text.as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| err("write", e))?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err("replace", e)
+    })?;
+    // The rename itself is durable once the folder is synced.
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 fn read_header(path: &Path) -> Result<Option<PlanHeader>, ExperimentError> {

@@ -369,12 +369,23 @@ pub fn execute(
         if INTERRUPTED.load(Ordering::SeqCst) {
             return None;
         }
-        let r = run_one(plan, machine, *k, false).map(|s| s.record);
+        let mut r = run_one(plan, machine, *k, false).map(|s| s.record);
         if let (Ok(rec), Some(f)) = (&r, &out) {
-            let line = serde_json::to_string(rec).unwrap_or_default();
-            if let Ok(mut f) = f.lock() {
-                let _ = writeln!(f, "{line}");
-                let _ = f.flush();
+            // One write of the whole line, then a sync: a kill leaves at most a torn last line
+            // (which a resume drops), and a finished run is on disk before the next starts.
+            let mut line = serde_json::to_string(rec).unwrap_or_default();
+            line.push('\n');
+            let written = match f.lock() {
+                Ok(mut f) => f.write_all(line.as_bytes()).and_then(|()| f.sync_data()),
+                Err(_) => Err(std::io::Error::other("writer poisoned")),
+            };
+            if let Err(e) = written {
+                let path = opts.out.as_deref().unwrap_or(Path::new("?"));
+                r = Err(ExperimentError::Io(format!(
+                    "cannot append run {} to {}: {e}",
+                    k.index,
+                    path.display()
+                )));
             }
         }
         if let Some(b) = &bar {

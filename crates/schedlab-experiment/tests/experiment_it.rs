@@ -287,3 +287,54 @@ fn validation_cases_are_the_shipped_files_and_every_run_prepares() {
         }
     }
 }
+
+/// Issue 22, defects 1 and 2: an existing --out file is never truncated without --resume, and
+/// a run line written twice (two writers on one file) is one sample, not two.
+#[test]
+fn out_files_are_never_overwritten_and_duplicates_count_once() {
+    let plan = Plan::new(small());
+    let straight = compare(
+        &plan,
+        &ExecOptions {
+            jobs: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let f = tmp("dup");
+    let _ = std::fs::remove_file(&f);
+    let opts = |resume| ExecOptions {
+        jobs: 1,
+        out: Some(f.clone()),
+        resume,
+        ..Default::default()
+    };
+    compare(&plan, &opts(false)).unwrap();
+    let text = std::fs::read_to_string(&f).unwrap();
+    // Without --resume, the finished file is refused and left as it was.
+    let err = compare(&plan, &opts(false)).err().unwrap().to_string();
+    assert!(
+        err.contains("already exists") && err.contains("--resume"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
+    // Every run line twice, as two concurrent writers would leave it.
+    let lines: Vec<&str> = text.lines().collect();
+    let mut doubled = format!("{}\n", lines[0]);
+    for l in &lines[1..] {
+        doubled += &format!("{l}\n{l}\n");
+    }
+    std::fs::write(&f, &doubled).unwrap();
+    let resumed = compare(&plan, &opts(true)).unwrap();
+    assert_eq!(resumed.report.to_json(), straight.report.to_json());
+    assert_eq!(resumed.report.points[0].variants[0].samples.len(), 2);
+    // The resume rewrote the file without the duplicates, atomically (no temporary left).
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
+    let dir = f.parent().unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp."))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
