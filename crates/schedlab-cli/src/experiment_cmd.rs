@@ -300,7 +300,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     }
     let shard = match &args.shard {
         Some(s) => Some(parse_shard(s)?),
-        None => shard_from_env(),
+        None => shard_from_env()?,
     };
     let out_file = args.out_runs.clone();
     if args.resume && out_file.is_none() {

@@ -319,29 +319,109 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), ExperimentError> {
 }
 
 /// The shard from the environment of a Slurm job array or a Kubernetes Indexed Job.
-pub fn shard_from_env() -> Option<(usize, usize)> {
-    let get = |k: &str| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
+pub fn shard_from_env() -> Result<Option<(usize, usize)>, ExperimentError> {
+    shard_from_vars(|k| std::env::var(k).ok())
+}
+
+/// [`shard_from_env`] over any variable source. An index without its count (a Kubernetes
+/// Indexed Job whose `SCHEDLAB_SHARD_COUNT` was forgotten would otherwise run every run in
+/// every pod), or a value that is not a number, is an error, never "no sharding".
+pub fn shard_from_vars(
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<Option<(usize, usize)>, ExperimentError> {
+    let num = |k: &str| -> Result<Option<usize>, ExperimentError> {
+        match get(k) {
+            None => Ok(None),
+            Some(v) => v.trim().parse::<usize>().map(Some).map_err(|_| {
+                ExperimentError::Input(format!("{k}={v:?}: expected a non-negative integer"))
+            }),
+        }
     };
-    if let (Some(id), Some(count)) = (get("SLURM_ARRAY_TASK_ID"), get("SLURM_ARRAY_TASK_COUNT")) {
-        // Arrays are usually 0-based (--array=0-N); use the id modulo the count.
-        if count > 0 {
-            return Some((id % count, count));
+    for (index, count) in [
+        ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"),
+        ("JOB_COMPLETION_INDEX", "SCHEDLAB_SHARD_COUNT"),
+    ] {
+        match (num(index)?, num(count)?) {
+            (None, None) => continue,
+            // Arrays are 0- or 1-based (--array=0-N or 1-N); the id modulo the count covers
+            // every shard exactly once either way.
+            (Some(id), Some(n)) if n > 0 => return Ok(Some((id % n, n))),
+            (Some(_), Some(_)) => {
+                return Err(ExperimentError::Input(format!(
+                    "{count}=0: expected at least 1"
+                )));
+            }
+            (Some(_), None) => {
+                return Err(ExperimentError::Input(format!(
+                    "{index} is set but {count} is not: set {count} to the number of shards (or pass --shard K/N)"
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(ExperimentError::Input(format!(
+                    "{count} is set but {index} is not"
+                )));
+            }
         }
     }
-    if let (Some(id), Some(count)) = (get("JOB_COMPLETION_INDEX"), get("SCHEDLAB_SHARD_COUNT"))
-        && count > 0
-    {
-        return Some((id % count, count));
-    }
-    None
+    Ok(None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shard_variables_need_their_count() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(shard_from_vars(vars(&[])).unwrap(), None);
+        assert_eq!(
+            shard_from_vars(vars(&[
+                ("JOB_COMPLETION_INDEX", "5"),
+                ("SCHEDLAB_SHARD_COUNT", "4")
+            ]))
+            .unwrap(),
+            Some((1, 4))
+        );
+        assert_eq!(
+            shard_from_vars(vars(&[
+                ("SLURM_ARRAY_TASK_ID", "4"),
+                ("SLURM_ARRAY_TASK_COUNT", "4")
+            ]))
+            .unwrap(),
+            Some((0, 4))
+        );
+        for (bad, needle) in [
+            (
+                &[("JOB_COMPLETION_INDEX", "2")][..],
+                "SCHEDLAB_SHARD_COUNT is not",
+            ),
+            (
+                &[
+                    ("SLURM_ARRAY_TASK_ID", "x"),
+                    ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ][..],
+                "expected a non-negative integer",
+            ),
+            (
+                &[("JOB_COMPLETION_INDEX", "1"), ("SCHEDLAB_SHARD_COUNT", "0")][..],
+                "at least 1",
+            ),
+            (
+                &[("SCHEDLAB_SHARD_COUNT", "3")][..],
+                "JOB_COMPLETION_INDEX is not",
+            ),
+        ] {
+            let err = shard_from_vars(vars(bad)).unwrap_err().to_string();
+            assert!(err.contains(needle), "{bad:?}: {err}");
+        }
+    }
 
     fn exp() -> Experiment {
         Experiment {
