@@ -105,6 +105,28 @@ pub fn output_files(out: &Path) -> (Option<PathBuf>, Option<PathBuf>) {
     }
 }
 
+/// Refuses an output that is a folder (`-o .` would write `..txt`) or sits in a folder that
+/// does not exist, before any tracing starts.
+fn check_output(out: &Path) -> Result<(), HostError> {
+    let bad = |expected: &str| HostError::BadValue {
+        workload: "capture".into(),
+        key: "-o".into(),
+        value: out.display().to_string(),
+        expected: expected.into(),
+    };
+    let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if out.is_dir() || name.is_empty() || name == "." || name == ".." {
+        return Err(bad(
+            "a file name, not a folder (e.g. trace, trace.pftrace or trace.txt)",
+        ));
+    }
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+    if dir.is_some_and(|d| !d.is_dir()) {
+        return Err(bad("a file in an existing folder"));
+    }
+    Ok(())
+}
+
 /// Runs `command` under tracing and writes the trace to `out` (see [`output_files`]).
 ///
 /// A command that exits non-zero is not an error (its status is in the summary); a timeout
@@ -122,6 +144,7 @@ pub fn capture_with(
             expected: "a command to run after `--`".into(),
         });
     };
+    check_output(out)?;
     if !crate::sys::is_root() {
         return Err(HostError::TracefsUnavailable {
             reason: "needs root".into(),
@@ -422,6 +445,16 @@ mod tests {
         assert_eq!(restorable("buffer_size_kb", "7 (expanded: 1408)\n"), "1408");
         assert_eq!(restorable("buffer_size_kb", "8192\n"), "8192");
         assert_eq!(restorable("tracing_on", "1\n"), "1");
+    }
+
+    #[test]
+    fn folders_are_not_output_files() {
+        for bad in [".", "..", "/tmp", "/nonexistent-dir/trace"] {
+            let e = check_output(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains("-o"), "{bad}: {e}");
+        }
+        check_output(Path::new("trace")).unwrap();
+        check_output(Path::new("/tmp/trace.pftrace")).unwrap();
     }
 
     #[test]
