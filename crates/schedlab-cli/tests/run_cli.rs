@@ -152,6 +152,11 @@ fn bad_input_is_a_clear_error() {
             "K/N",
         ),
         (vec!["validate", "R9"], "R1"),
+        // Issue 22, defect 7: the host grammar is the simulator's (an empty item is refused).
+        (
+            vec!["host", "run", "hackbench:groups=1,,loops=2"],
+            "empty parameter",
+        ),
         (vec!["bench", "--only", "nothing-like-this"], "no scenario"),
     ] {
         schedlab()

@@ -25,11 +25,37 @@ use crate::cpuset::CpuId;
 use crate::model::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 use crate::spec::{TopoSpecError, clip};
 
+/// The most a sysfs attribute is read: real ones are a page at most.
+const MAX_ATTR_BYTES: u64 = 64 * 1024;
+
+/// Reads a sysfs attribute: regular files only (a FIFO would block forever, a link to
+/// `/dev/zero` would be read until memory runs out), at most [`MAX_ATTR_BYTES`].
 fn read(path: &Path) -> Result<String, TopoSpecError> {
-    std::fs::read_to_string(path).map_err(|error| TopoSpecError::Io {
+    use std::io::Read;
+    let io = |error: std::io::Error| TopoSpecError::Io {
         path: path.display().to_string(),
         error,
-    })
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a sysfs attribute is one)",
+        )));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_ATTR_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_ATTR_BYTES {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_ATTR_BYTES} bytes (a sysfs attribute is a page at most)"),
+        )));
+    }
+    Ok(text)
 }
 
 fn read_opt(path: &Path) -> Result<Option<String>, TopoSpecError> {
@@ -456,11 +482,9 @@ pub fn cache_line_bytes(root: &Path) -> Option<u64> {
         .ok()?
         .into_iter()
         .map(|k| cache.join(format!("index{k}")))
-        .filter(|idx| {
-            std::fs::read_to_string(idx.join("type")).is_ok_and(|t| t.trim() != "Instruction")
-        })
+        .filter(|idx| read(&idx.join("type")).is_ok_and(|t| t.trim() != "Instruction"))
         .find_map(|idx| {
-            std::fs::read_to_string(idx.join("coherency_line_size"))
+            read(&idx.join("coherency_line_size"))
                 .ok()
                 .and_then(|s| s.trim().parse().ok())
         })

@@ -237,3 +237,35 @@ fn broken_files_are_named() {
         assert!(e.contains(needle), "{file} = {text}: {e}");
     }
 }
+
+/// Issue 22, defect 5: an attribute that is a FIFO (blocked forever), a link to /dev/zero
+/// (read until memory ran out) or a huge file is a clear error naming the file, at once.
+#[test]
+fn attributes_that_are_not_small_regular_files_are_refused() {
+    let node0 = "devices/system/node/node0/cpulist";
+    // A link to /dev/zero.
+    let (_d1, root) = scratch("vm-2cpu");
+    fs::remove_file(root.join(node0)).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join(node0)).unwrap();
+    let e = host_at(&root).unwrap_err();
+    assert!(
+        e.contains("node0/cpulist") && e.contains("not a regular file"),
+        "{e}"
+    );
+    // A FIFO: nothing ever writes to it, so opening it would block.
+    let (_d2, root) = scratch("vm-2cpu");
+    fs::remove_file(root.join(node0)).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join(node0))
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        let e = host_at(&root).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+    // A regular file far larger than any attribute.
+    let (_d3, root) = scratch("vm-2cpu");
+    fs::write(root.join(node0), "0-1\n".repeat(40_000)).unwrap();
+    let e = host_at(&root).unwrap_err();
+    assert!(e.contains("larger than"), "{e}");
+}
