@@ -26,6 +26,12 @@ use serde::{Deserialize, Serialize};
 /// Schema tag of profile files.
 pub const PROFILE_SCHEMA: &str = "schedlab.profile/1";
 
+/// The slowest an SMT sibling may run relative to a lone thread (below is no machine, and
+/// a near-zero speed turned busy fractions into nonsense).
+pub const MIN_SMT_SPEED: f64 = 0.01;
+/// The longest any one operation of the profile may take, ns (one second).
+pub const MAX_OP_NS: u64 = 1_000_000_000;
+
 /// All the costs of one machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -347,23 +353,130 @@ impl MachineProfile {
             ));
         }
         for (i, s) in self.cpu.smt_speed.iter().enumerate() {
-            if !(s.is_finite() && *s > 0.0 && *s <= 1.0) {
+            if !(s.is_finite() && *s >= MIN_SMT_SPEED && *s <= 1.0) {
                 return Err(bad(
                     &format!("cpu.smt_speed[{i}]"),
                     s.to_string(),
-                    "must be in (0, 1]",
+                    "must be in [0.01, 1] (the speed of a thread with that many siblings busy)",
                 ));
             }
         }
-        if self.cpu.jitter >= 1.0 {
+        if !(self.cpu.jitter.is_finite() && (0.0..1.0).contains(&self.cpu.jitter)) {
             return Err(bad(
                 "cpu.jitter",
                 self.cpu.jitter.to_string(),
                 "must be in [0, 1)",
             ));
         }
-        if self.cache.line_bytes == 0 {
-            return Err(bad("cache.line_bytes", "0".into(), "must be positive"));
+        if self.cache.line_bytes == 0 || self.cache.line_bytes > 4096 {
+            return Err(bad(
+                "cache.line_bytes",
+                self.cache.line_bytes.to_string(),
+                "must be in 1..=4096",
+            ));
+        }
+        // Every per-operation time is at most a second: larger is no machine, and a sum of
+        // them must not overflow the simulator's u64 nanoseconds.
+        let mut times = vec![
+            ("cpu.ctx_switch_ns", self.cpu.ctx_switch_ns),
+            ("cpu.ctx_switch_mm_ns", self.cpu.ctx_switch_mm_ns),
+            ("cpu.syscall_ns", self.cpu.syscall_ns),
+            ("cpu.fork_ns", self.cpu.fork_ns),
+            ("cpu.exec_ns", self.cpu.exec_ns),
+            ("transfer.pipe_op_ns", self.transfer.pipe_op_ns),
+            ("transfer.unix_op_ns", self.transfer.unix_op_ns),
+            ("transfer.tcp_op_ns", self.transfer.tcp_op_ns),
+            ("transfer.tcp_delivery_ns", self.transfer.tcp_delivery_ns),
+            ("wakeup.ipi_ns", self.wakeup.ipi_ns),
+            (
+                "wakeup.ttwu_queue_delay_ns",
+                self.wakeup.ttwu_queue_delay_ns,
+            ),
+            ("wakeup.local_wake_ns", self.wakeup.local_wake_ns),
+            ("wakeup.remote_wake_ns", self.wakeup.remote_wake_ns),
+            ("search.scan_per_cpu_ns", self.search.scan_per_cpu_ns),
+            (
+                "search.scan_per_cpu_remote_ns",
+                self.search.scan_per_cpu_remote_ns,
+            ),
+            ("search.lb_per_cpu_ns", self.search.lb_per_cpu_ns),
+            ("search.lb_per_task_ns", self.search.lb_per_task_ns),
+        ];
+        for st in &self.wakeup.idle_states {
+            times.push(("wakeup.idle_states.exit_ns", st.exit_ns));
+            times.push((
+                "wakeup.idle_states.target_residency_ns",
+                st.target_residency_ns,
+            ));
+        }
+        for (k, v) in times {
+            if v > MAX_OP_NS {
+                return Err(bad(
+                    k,
+                    v.to_string(),
+                    "must be at most 1000000000 (one second)",
+                ));
+            }
+        }
+        let bounded = [
+            ("transfer.message_lines", self.transfer.message_lines, 1e6),
+            (
+                "cpu.remote_memory_slowdown",
+                self.cpu.remote_memory_slowdown,
+                100.0,
+            ),
+            ("cache.refetch_smt_ns", self.cache.refetch_smt_ns, 1e6),
+            ("cache.refetch_llc_ns", self.cache.refetch_llc_ns, 1e6),
+            (
+                "cache.refetch_cross_llc_ns",
+                self.cache.refetch_cross_llc_ns,
+                1e6,
+            ),
+            (
+                "cache.refetch_cross_node_ns",
+                self.cache.refetch_cross_node_ns,
+                1e6,
+            ),
+            ("cache.hot_half_life_us", self.cache.hot_half_life_us, 1e9),
+            (
+                "transfer.copy_ns_per_byte",
+                self.transfer.copy_ns_per_byte,
+                1e3,
+            ),
+            (
+                "transfer.same_cpu_ns_per_byte",
+                self.transfer.same_cpu_ns_per_byte,
+                1e3,
+            ),
+            (
+                "transfer.smt_ns_per_byte",
+                self.transfer.smt_ns_per_byte,
+                1e3,
+            ),
+            (
+                "transfer.llc_ns_per_byte",
+                self.transfer.llc_ns_per_byte,
+                1e3,
+            ),
+            (
+                "transfer.cross_llc_ns_per_byte",
+                self.transfer.cross_llc_ns_per_byte,
+                1e3,
+            ),
+            (
+                "transfer.cross_node_ns_per_byte",
+                self.transfer.cross_node_ns_per_byte,
+                1e3,
+            ),
+        ];
+        for (k, v, max) in bounded {
+            if !(v.is_finite() && (0.0..=max).contains(&v)) {
+                return Err(bad(
+                    k,
+                    v.to_string(),
+                    &format!("must be a number in [0, {max}]"),
+                ));
+            }
         }
         let nonneg = [
             (
@@ -459,6 +572,38 @@ impl TransferCosts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 22, defect 6: values that passed validation and broke the arithmetic (a CPU
+    /// busy 19774821055818308 %, NaN jitter, a syscall that never ends) are refused by key.
+    #[test]
+    fn values_outside_physical_ranges_are_refused() {
+        type Edit = fn(&mut MachineProfile);
+        let cases: [(&str, Edit); 8] = [
+            ("cpu.smt_speed[1]", |p| p.cpu.smt_speed = vec![1.0, 1e-20]),
+            ("cpu.jitter", |p| p.cpu.jitter = f64::NAN),
+            ("cpu.jitter", |p| p.cpu.jitter = -0.5),
+            ("transfer.message_lines", |p| {
+                p.transfer.message_lines = f64::NAN
+            }),
+            ("transfer.message_lines", |p| {
+                p.transfer.message_lines = -1.0
+            }),
+            ("cpu.ctx_switch_ns", |p| p.cpu.ctx_switch_ns = u64::MAX),
+            ("cpu.syscall_ns", |p| p.cpu.syscall_ns = u64::MAX),
+            ("transfer.llc_ns_per_byte", |p| {
+                p.transfer.llc_ns_per_byte = f64::INFINITY
+            }),
+        ];
+        for (key, edit) in cases {
+            let mut p = MachineProfile::default();
+            edit(&mut p);
+            let e = p.validate("t").unwrap_err().to_string();
+            assert!(e.contains(key), "{key}: {e}");
+        }
+        for (preset, _) in BUILTIN {
+            MachineProfile::for_preset(preset).validate(preset).unwrap();
+        }
+    }
 
     #[test]
     fn default_round_trips_through_toml() {
