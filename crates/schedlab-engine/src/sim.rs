@@ -29,7 +29,7 @@ use crate::config::SchedConfig;
 use crate::counters::Counters;
 use crate::ipc::{Barrier, Channel, Futex, Mutex};
 use crate::pelt::Signal;
-use crate::policy::{Hints, LlcHints, PlacementPolicy, SchedView, wake_flags};
+use crate::policy::{Hints, LlcHints, PlacementPolicy, SchedView, WakeFlags, wake_flags};
 use crate::profile::MachineProfile;
 use crate::rng::{SimRng, Stream, stream};
 use crate::rq::RunQueue;
@@ -445,7 +445,11 @@ impl Simulation {
                 self.continue_task(cpu);
             }
             Event::Tick { cpu, g_n } => self.tick(cpu as usize, g_n),
-            Event::Arrive { task, cpu, flags } => self.arrive(task as usize, cpu as usize, flags),
+            Event::Arrive { task, cpu, flags } => self.arrive(
+                task as usize,
+                cpu as usize,
+                WakeFlags::from_bits_retain(flags),
+            ),
             Event::CpuReady { cpu, g_n } => {
                 let cpu = cpu as usize;
                 if self.cpus[cpu].exit_gen != g_n {
