@@ -210,7 +210,8 @@ pub struct SchedDomain {
 }
 
 impl SchedDomain {
-    /// Whether the domain carries flag `f`.
+    /// Whether the domain carries flag `f` (any of them, if `f` holds several: the old
+    /// `flags & f != 0` test, kept so no caller's answer changes).
     pub fn has(&self, f: SdFlags) -> bool {
         self.flags.intersects(f)
     }
