@@ -656,7 +656,7 @@ impl PlacementPolicy for FixedPlacement {
     ) -> CpuId {
         rec.step = Step::Reference;
         self.cpu_of
-            .get(ctx.wakee)
+            .get(ctx.wakee.index())
             .copied()
             .flatten()
             .unwrap_or(ctx.prev_cpu)

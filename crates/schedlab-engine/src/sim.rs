@@ -439,14 +439,14 @@ impl Simulation {
                 }
                 self.cpus[cpu].seg_key = seg_timers::IDLE;
                 self.events.set_fired(cpu);
-                let t = self.cpus[cpu].curr.unwrap_or(0);
+                let t = self.cpus[cpu].curr.unwrap_or_default();
                 self.tasks[t].seg_left = 0.0;
                 self.cpus[cpu].seg_start = self.now;
                 self.continue_task(cpu);
             }
             Event::Tick { cpu, g_n } => self.tick(cpu as usize, g_n),
             Event::Arrive { task, cpu, flags } => self.arrive(
-                task as usize,
+                TaskId::new(task as usize),
                 cpu as usize,
                 WakeFlags::from_bits_retain(flags),
             ),
@@ -460,7 +460,7 @@ impl Simulation {
                 }
             }
             Event::Timer { task, g_n } => {
-                let t = task as usize;
+                let t = TaskId::new(task as usize);
                 if self.tasks[t].timer_gen == g_n
                     && self.tasks[t].state == TaskState::Sleeping(WaitOn::Timer)
                 {

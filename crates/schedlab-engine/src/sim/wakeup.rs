@@ -72,8 +72,8 @@ impl Simulation {
             tr.events.push(TraceEvent::Placement {
                 ts_ns: self.now,
                 cpu: waker_cpu as u32,
-                waker_pid: waker.map_or(0, |w| w as u32 + 1),
-                wakee_pid: p as u32 + 1,
+                waker_pid: waker.map_or(0, TaskId::pid),
+                wakee_pid: p.pid(),
                 prev_cpu: prev as u32,
                 target_cpu: cpu as u32,
                 path: rec.to_string(),
@@ -183,7 +183,7 @@ impl Simulation {
             tr.events.push(TraceEvent::Waking {
                 ts_ns: self.now,
                 cpu: waker_cpu as u32,
-                pid: p as u32 + 1,
+                pid: p.pid(),
                 prio: 120 + self.tasks[p].nice,
                 target_cpu: cpu as u32,
             });
@@ -225,7 +225,7 @@ impl Simulation {
             self.events.push(
                 self.now + delay,
                 Event::Arrive {
-                    task: p as u32,
+                    task: p.index() as u32,
                     cpu: cpu as u32,
                     flags: flags.bits(),
                 },
@@ -265,7 +265,7 @@ impl Simulation {
             tr.events.push(TraceEvent::Wakeup {
                 ts_ns: self.now,
                 cpu: cpu as u32,
-                pid: p as u32 + 1,
+                pid: p.pid(),
                 prio: 120 + self.tasks[p].nice,
                 target_cpu: cpu as u32,
             });

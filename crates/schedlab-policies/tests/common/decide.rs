@@ -2,13 +2,14 @@
 //! rows and its snapshot) and decision_details.rs (records and hints that need more).
 
 use schedlab_engine::policy::{Affine, Hints, Step, WakeFlags, wake_flags};
+use schedlab_engine::task::TaskId;
 use schedlab_engine::{PlacementRecord, WakeCtx};
 use schedlab_policies::machine::FakeMachine;
 use schedlab_policies::{LinuxPolicy, settings};
 use schedlab_topo::{Topology, regular};
 
-pub const W: usize = 0; // the waker task
-pub const P: usize = 1; // the wakee
+pub const W: TaskId = TaskId::new(0); // the waker task
+pub const P: TaskId = TaskId::new(1); // the wakee
 pub const NOW: u64 = 10_000_000_000;
 pub const TTWU: WakeFlags = wake_flags::TTWU;
 pub const SYNC: WakeFlags = wake_flags::SYNC.union(wake_flags::TTWU);
