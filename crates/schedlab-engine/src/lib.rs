@@ -42,7 +42,7 @@ pub use config::{ClassKind, Features, LoadSignal, SchedConfig, Tunables};
 pub use counters::Counters;
 pub use dist::Dist;
 pub use ipc::ChannelKind;
-pub use policy::{PlacementPolicy, PlacementRecord, SchedView, WakeCtx};
+pub use policy::{PlacementPolicy, PlacementRecord, SchedView, WakeCtx, WakeFlags};
 pub use profile::MachineProfile;
 pub use sim::{EndReason, SimOptions, Simulation};
 pub use task::{Op, TaskSpec, Workload};

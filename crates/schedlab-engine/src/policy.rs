@@ -14,16 +14,35 @@ use crate::time::Time;
 use schedlab_topo::{CpuId, CpuSet, SchedDomains, Topology};
 use std::fmt;
 
-/// `WF_*` wake flags.
+bitflags::bitflags! {
+    /// `WF_*` wake flags: why a task is being placed and what the waker promised. A typed set,
+    /// so wake flags and sched-domain flags ([`schedlab_topo::SdFlags`]) cannot be mixed up.
+    /// Bit values are our own; [`WakeFlags::bits`] is what an in-flight event stores.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+    pub struct WakeFlags: u32 {
+        /// `WF_SYNC`: the waker promises to sleep soon (pipes, sockets, wait4).
+        const SYNC = 1 << 0;
+        /// `WF_FORK`: a new task (`wake_up_new_task`).
+        const FORK = 1 << 1;
+        /// `WF_EXEC`: exec balancing (`sched_exec`).
+        const EXEC = 1 << 2;
+        /// `WF_TTWU`: a regular `try_to_wake_up`.
+        const TTWU = 1 << 3;
+    }
+}
+
+/// The [`WakeFlags`] bits as constants, so call sites read `wake_flags::TTWU | wake_flags::SYNC`.
 pub mod wake_flags {
-    /// The waker promises to sleep soon (pipes, sockets, wait4).
-    pub const SYNC: u32 = 1 << 0;
-    /// A new task (`wake_up_new_task`).
-    pub const FORK: u32 = 1 << 1;
-    /// exec balancing (`sched_exec`).
-    pub const EXEC: u32 = 1 << 2;
-    /// A regular try_to_wake_up.
-    pub const TTWU: u32 = 1 << 3;
+    use super::WakeFlags;
+
+    /// See [`WakeFlags::SYNC`].
+    pub const SYNC: WakeFlags = WakeFlags::SYNC;
+    /// See [`WakeFlags::FORK`].
+    pub const FORK: WakeFlags = WakeFlags::FORK;
+    /// See [`WakeFlags::EXEC`].
+    pub const EXEC: WakeFlags = WakeFlags::EXEC;
+    /// See [`WakeFlags::TTWU`].
+    pub const TTWU: WakeFlags = WakeFlags::TTWU;
 }
 
 /// One placement question.
@@ -39,26 +58,26 @@ pub struct WakeCtx {
     pub waker_cpu: CpuId,
     /// `task_cpu(p)`: where the wakee last ran.
     pub prev_cpu: CpuId,
-    /// [`wake_flags`] bits.
-    pub flags: u32,
+    /// Why the task is placed (`WF_*`).
+    pub flags: WakeFlags,
 }
 
 impl WakeCtx {
     /// WF_SYNC set and the waker is a task (not exiting).
     pub fn sync(&self) -> bool {
-        self.flags & wake_flags::SYNC != 0 && self.waker.is_some()
+        self.flags.contains(WakeFlags::SYNC) && self.waker.is_some()
     }
     /// A fork placement.
     pub fn is_fork(&self) -> bool {
-        self.flags & wake_flags::FORK != 0
+        self.flags.contains(WakeFlags::FORK)
     }
     /// An exec placement.
     pub fn is_exec(&self) -> bool {
-        self.flags & wake_flags::EXEC != 0
+        self.flags.contains(WakeFlags::EXEC)
     }
     /// A plain wakeup.
     pub fn is_ttwu(&self) -> bool {
-        self.flags & wake_flags::TTWU != 0
+        self.flags.contains(WakeFlags::TTWU)
     }
 }
 
@@ -637,7 +656,7 @@ impl PlacementPolicy for FixedPlacement {
     ) -> CpuId {
         rec.step = Step::Reference;
         self.cpu_of
-            .get(ctx.wakee)
+            .get(ctx.wakee.index())
             .copied()
             .flatten()
             .unwrap_or(ctx.prev_cpu)

@@ -65,7 +65,7 @@ impl RunQueue {
             return Coldest::Kept(self.lru.iter());
         }
         debug_assert!(self.tree.len() <= LRU_LONG, "long queue without its lru");
-        let mut buf = [(0i64, 0 as TaskId); LRU_LONG];
+        let mut buf = [(0i64, TaskId::new(0)); LRU_LONG];
         let mut n = 0;
         for &(_, t) in self.tree.iter().take(LRU_LONG) {
             buf[n] = (tasks[t].exec_start as i64, t);
@@ -245,7 +245,7 @@ mod tests {
             let mut rq = RqTree::default();
             let mut set = BTreeSet::new();
             for (insert, key, t) in ops {
-                let e = (key, t);
+                let e = (key, crate::task::TaskId::new(t));
                 if insert {
                     prop_assert_eq!(rq.insert(e), set.insert(e));
                 } else {

@@ -29,7 +29,7 @@ use crate::config::SchedConfig;
 use crate::counters::Counters;
 use crate::ipc::{Barrier, Channel, Futex, Mutex};
 use crate::pelt::Signal;
-use crate::policy::{Hints, LlcHints, PlacementPolicy, SchedView, wake_flags};
+use crate::policy::{Hints, LlcHints, PlacementPolicy, SchedView, WakeFlags, wake_flags};
 use crate::profile::MachineProfile;
 use crate::rng::{SimRng, Stream, stream};
 use crate::rq::RunQueue;
@@ -439,13 +439,17 @@ impl Simulation {
                 }
                 self.cpus[cpu].seg_key = seg_timers::IDLE;
                 self.events.set_fired(cpu);
-                let t = self.cpus[cpu].curr.unwrap_or(0);
+                let t = self.cpus[cpu].curr.unwrap_or_default();
                 self.tasks[t].seg_left = 0.0;
                 self.cpus[cpu].seg_start = self.now;
                 self.continue_task(cpu);
             }
             Event::Tick { cpu, g_n } => self.tick(cpu as usize, g_n),
-            Event::Arrive { task, cpu, flags } => self.arrive(task as usize, cpu as usize, flags),
+            Event::Arrive { task, cpu, flags } => self.arrive(
+                TaskId::new(task as usize),
+                cpu as usize,
+                WakeFlags::from_bits_retain(flags),
+            ),
             Event::CpuReady { cpu, g_n } => {
                 let cpu = cpu as usize;
                 if self.cpus[cpu].exit_gen != g_n {
@@ -456,7 +460,7 @@ impl Simulation {
                 }
             }
             Event::Timer { task, g_n } => {
-                let t = task as usize;
+                let t = TaskId::new(task as usize);
                 if self.tasks[t].timer_gen == g_n
                     && self.tasks[t].state == TaskState::Sleeping(WaitOn::Timer)
                 {

@@ -10,8 +10,89 @@ use crate::ipc::ChannelKind;
 use schedlab_topo::CpuSet;
 use std::sync::Arc;
 
-/// Dense task index.
-pub type TaskId = usize;
+/// Dense task index: the position of a task in the simulation's task table (its pid is
+/// `index + 1`). A newtype so a task cannot be passed where a CPU, channel or count is meant;
+/// per-task `Vec`s and slices are indexed by it directly (`tasks[p]`).
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
+pub struct TaskId(usize);
+
+impl TaskId {
+    /// The task at position `i` of the task table.
+    #[inline]
+    pub const fn new(i: usize) -> Self {
+        TaskId(i)
+    }
+
+    /// The position in the task table.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0
+    }
+
+    /// The pid traces show for the task (`index + 1`; pid 0 is the idle task).
+    #[inline]
+    pub const fn pid(self) -> u32 {
+        self.0 as u32 + 1
+    }
+}
+
+impl From<usize> for TaskId {
+    #[inline]
+    fn from(i: usize) -> Self {
+        TaskId(i)
+    }
+}
+
+impl From<TaskId> for usize {
+    #[inline]
+    fn from(t: TaskId) -> usize {
+        t.0
+    }
+}
+
+/// The bare index, as the `usize` alias printed (messages and `{:?}` output keep their text).
+impl std::fmt::Debug for TaskId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::fmt::Display for TaskId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl<T> std::ops::Index<TaskId> for [T] {
+    type Output = T;
+    #[inline]
+    fn index(&self, t: TaskId) -> &T {
+        &self[t.0]
+    }
+}
+
+impl<T> std::ops::IndexMut<TaskId> for [T] {
+    #[inline]
+    fn index_mut(&mut self, t: TaskId) -> &mut T {
+        &mut self[t.0]
+    }
+}
+
+impl<T> std::ops::Index<TaskId> for Vec<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, t: TaskId) -> &T {
+        &self[t.0]
+    }
+}
+
+impl<T> std::ops::IndexMut<TaskId> for Vec<T> {
+    #[inline]
+    fn index_mut(&mut self, t: TaskId) -> &mut T {
+        &mut self[t.0]
+    }
+}
 /// Index of a declared channel.
 pub type ChanId = usize;
 /// Index of a declared futex word.

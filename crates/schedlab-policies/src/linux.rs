@@ -26,7 +26,7 @@ use crate::{cfs1, cfs2, cfs3, cfs4, cfs5, o1};
 use schedlab_engine::policy::{Hints, Step};
 use schedlab_engine::{PlacementPolicy, PlacementRecord, SchedView, WakeCtx};
 use schedlab_topo::domains::flags;
-use schedlab_topo::{CpuId, SchedDomain};
+use schedlab_topo::{CpuId, SchedDomain, SdFlags};
 
 /// The placement policy of one kernel era with its switches.
 #[derive(Clone, Debug)]
@@ -91,7 +91,7 @@ impl PlacementPolicy for LinuxPolicy {
 }
 
 /// Highest domain of `cpu` with `flag` (2.6.x-4.2 walk: every level).
-pub(crate) fn highest_with(chain: &[SchedDomain], flag: u32) -> Option<usize> {
+pub(crate) fn highest_with(chain: &[SchedDomain], flag: SdFlags) -> Option<usize> {
     chain.iter().rposition(|d| d.has(flag))
 }
 

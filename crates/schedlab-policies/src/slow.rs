@@ -17,10 +17,10 @@ use crate::machine::Machine;
 use crate::scan::Scan;
 use schedlab_engine::WakeCtx;
 use schedlab_topo::domains::flags;
-use schedlab_topo::{CpuId, CpuSet, SchedDomain};
+use schedlab_topo::{CpuId, CpuSet, SchedDomain, SdFlags};
 
 /// The `SD_BALANCE_*` flag of a placement.
-pub(crate) fn sd_flag(ctx: &WakeCtx) -> u32 {
+pub(crate) fn sd_flag(ctx: &WakeCtx) -> SdFlags {
     if ctx.is_fork() {
         flags::BALANCE_FORK
     } else if ctx.is_exec() {
@@ -37,7 +37,7 @@ pub(crate) fn find_idlest_cpu<M: Machine>(
     cpu: CpuId,
     sd_idx: usize,
     prev: CpuId,
-    flag: u32,
+    flag: SdFlags,
 ) -> CpuId {
     let m = sc.m;
     let allowed = m.allowed(sc.p).clone();

@@ -13,35 +13,86 @@
 use crate::cpuset::{CpuId, CpuSet};
 use crate::model::Topology;
 
-/// `SD_*` flag bits (names follow the kernel; values are our own).
-pub mod flags {
-    /// Balance when about to become idle.
-    pub const BALANCE_NEWIDLE: u32 = 1 << 0;
-    /// Balance on exec.
-    pub const BALANCE_EXEC: u32 = 1 << 1;
-    /// Balance on fork.
-    pub const BALANCE_FORK: u32 = 1 << 2;
-    /// Balance on wakeup (off by default since 2.6.32).
-    pub const BALANCE_WAKE: u32 = 1 << 3;
-    /// Wake affine: the waker's CPU may be chosen for the wakee.
-    pub const WAKE_AFFINE: u32 = 1 << 4;
-    /// Members share CPU capacity (SMT).
-    pub const SHARE_CPUCAPACITY: u32 = 1 << 5;
-    /// Members share the LLC (`SD_SHARE_PKG_RESOURCES`, later `SD_SHARE_LLC`).
-    pub const SHARE_LLC: u32 = 1 << 6;
-    /// Members share a cluster.
-    pub const CLUSTER: u32 = 1 << 7;
-    /// Only one CPU balances this level at a time.
-    pub const SERIALIZE: u32 = 1 << 8;
-    /// Prefer moving tasks to siblings with spare capacity.
-    pub const PREFER_SIBLING: u32 = 1 << 9;
-    /// A NUMA level.
-    pub const NUMA: u32 = 1 << 10;
-    /// Periodic load balancing is on for this level.
-    pub const LOAD_BALANCE: u32 = 1 << 11;
+bitflags::bitflags! {
+    /// `SD_*` flag bits of a sched domain (names follow the kernel's `include/linux/sched/sd_flags.h`
+    /// without the `SD_` prefix; bit values are our own, so they are never compared with a
+    /// kernel's). A typed set, so a domain flag cannot be mixed up with a wake flag or a count.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+    pub struct SdFlags: u32 {
+        /// `SD_BALANCE_NEWIDLE`: balance when about to become idle.
+        const BALANCE_NEWIDLE = 1 << 0;
+        /// `SD_BALANCE_EXEC`: balance on exec.
+        const BALANCE_EXEC = 1 << 1;
+        /// `SD_BALANCE_FORK`: balance on fork.
+        const BALANCE_FORK = 1 << 2;
+        /// `SD_BALANCE_WAKE`: balance on wakeup (off by default since 2.6.32).
+        const BALANCE_WAKE = 1 << 3;
+        /// `SD_WAKE_AFFINE`: the waker's CPU may be chosen for the wakee.
+        const WAKE_AFFINE = 1 << 4;
+        /// `SD_SHARE_CPUCAPACITY` (`SD_SHARE_CPUPOWER` before 3.16): members share CPU capacity (SMT).
+        const SHARE_CPUCAPACITY = 1 << 5;
+        /// `SD_SHARE_PKG_RESOURCES`, renamed `SD_SHARE_LLC` in 6.10: members share the LLC.
+        const SHARE_LLC = 1 << 6;
+        /// `SD_CLUSTER`: members share a cluster.
+        const CLUSTER = 1 << 7;
+        /// `SD_SERIALIZE`: only one CPU balances this level at a time.
+        const SERIALIZE = 1 << 8;
+        /// `SD_PREFER_SIBLING`: prefer moving tasks to siblings with spare capacity.
+        const PREFER_SIBLING = 1 << 9;
+        /// `SD_NUMA`: a NUMA level.
+        const NUMA = 1 << 10;
+        /// `SD_LOAD_BALANCE` (removed in 5.8): periodic load balancing is on for this level.
+        const LOAD_BALANCE = 1 << 11;
+    }
+}
 
-    /// Names, for display.
-    pub const NAMES: &[(u32, &str)] = &[
+impl SdFlags {
+    /// Flag names joined with `|`, in [`flags::NAMES`] order (the text of `schedlab topo show`).
+    pub fn describe(self) -> String {
+        flags::describe(self)
+    }
+
+    /// The names of the flags set, in [`flags::NAMES`] order.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        flags::NAMES
+            .iter()
+            .filter(move |(b, _)| self.intersects(*b))
+            .map(|(_, n)| *n)
+    }
+}
+
+/// The [`SdFlags`] bits as constants, so call sites read `d.has(flags::SHARE_LLC)`.
+pub mod flags {
+    use super::SdFlags;
+
+    /// See [`SdFlags::BALANCE_NEWIDLE`].
+    pub const BALANCE_NEWIDLE: SdFlags = SdFlags::BALANCE_NEWIDLE;
+    /// See [`SdFlags::BALANCE_EXEC`].
+    pub const BALANCE_EXEC: SdFlags = SdFlags::BALANCE_EXEC;
+    /// See [`SdFlags::BALANCE_FORK`].
+    pub const BALANCE_FORK: SdFlags = SdFlags::BALANCE_FORK;
+    /// See [`SdFlags::BALANCE_WAKE`].
+    pub const BALANCE_WAKE: SdFlags = SdFlags::BALANCE_WAKE;
+    /// See [`SdFlags::WAKE_AFFINE`].
+    pub const WAKE_AFFINE: SdFlags = SdFlags::WAKE_AFFINE;
+    /// See [`SdFlags::SHARE_CPUCAPACITY`].
+    pub const SHARE_CPUCAPACITY: SdFlags = SdFlags::SHARE_CPUCAPACITY;
+    /// See [`SdFlags::SHARE_LLC`].
+    pub const SHARE_LLC: SdFlags = SdFlags::SHARE_LLC;
+    /// See [`SdFlags::CLUSTER`].
+    pub const CLUSTER: SdFlags = SdFlags::CLUSTER;
+    /// See [`SdFlags::SERIALIZE`].
+    pub const SERIALIZE: SdFlags = SdFlags::SERIALIZE;
+    /// See [`SdFlags::PREFER_SIBLING`].
+    pub const PREFER_SIBLING: SdFlags = SdFlags::PREFER_SIBLING;
+    /// See [`SdFlags::NUMA`].
+    pub const NUMA: SdFlags = SdFlags::NUMA;
+    /// See [`SdFlags::LOAD_BALANCE`].
+    pub const LOAD_BALANCE: SdFlags = SdFlags::LOAD_BALANCE;
+
+    /// Names, for display. Ordered by hand, not by bit, because `schedlab topo show` and the
+    /// topology JSON print in this order; `SHARE_LLC` keeps its pre-6.10 name here.
+    pub const NAMES: &[(SdFlags, &str)] = &[
         (LOAD_BALANCE, "LOAD_BALANCE"),
         (BALANCE_NEWIDLE, "BALANCE_NEWIDLE"),
         (BALANCE_EXEC, "BALANCE_EXEC"),
@@ -57,13 +108,8 @@ pub mod flags {
     ];
 
     /// Flag names joined with `|`.
-    pub fn describe(f: u32) -> String {
-        NAMES
-            .iter()
-            .filter(|(b, _)| f & b != 0)
-            .map(|(_, n)| *n)
-            .collect::<Vec<_>>()
-            .join("|")
+    pub fn describe(f: SdFlags) -> String {
+        f.names().collect::<Vec<_>>().join("|")
     }
 }
 
@@ -147,8 +193,8 @@ pub struct SchedDomain {
     pub span_weight: usize,
     /// Child spans; the group holding the owning CPU comes first (as in the kernel).
     pub groups: Vec<CpuSet>,
-    /// `SD_*` flags, see [`flags`].
-    pub flags: u32,
+    /// `SD_*` flags.
+    pub flags: SdFlags,
     /// Imbalance threshold in percent (e.g. 117).
     pub imbalance_pct: u32,
     /// Multiplier of the balance interval while the CPU is busy.
@@ -164,9 +210,10 @@ pub struct SchedDomain {
 }
 
 impl SchedDomain {
-    /// Whether the domain carries flag `f`.
-    pub fn has(&self, f: u32) -> bool {
-        self.flags & f != 0
+    /// Whether the domain carries flag `f` (any of them, if `f` holds several: the old
+    /// `flags & f != 0` test, kept so no caller's answer changes).
+    pub fn has(&self, f: SdFlags) -> bool {
+        self.flags.intersects(f)
     }
 }
 

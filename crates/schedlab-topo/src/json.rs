@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cpuset::CpuId;
-use crate::domains::{SchedDomains, flags};
+use crate::domains::SchedDomains;
 use crate::model::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 use crate::spec::TopoSpecError;
 
@@ -216,11 +216,7 @@ impl SchedDomains {
                             "span": list(&d.span),
                             "span_weight": d.span_weight,
                             "groups": d.groups.iter().map(list).collect::<Vec<_>>(),
-                            "flags": flags::NAMES
-                                .iter()
-                                .filter(|(b, _)| d.flags & b != 0)
-                                .map(|(_, n)| *n)
-                                .collect::<Vec<_>>(),
+                            "flags": d.flags.names().collect::<Vec<_>>(),
                             "imbalance_pct": d.imbalance_pct,
                             "busy_factor": d.busy_factor,
                             "min_interval_ms": d.min_interval_ms,

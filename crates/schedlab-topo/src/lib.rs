@@ -28,7 +28,7 @@ pub mod spec;
 pub mod sysfs;
 
 pub use cpuset::{CpuId, CpuSet};
-pub use domains::{DomainEra, DomainLevel, SchedDomain, SchedDomains};
+pub use domains::{DomainEra, DomainLevel, SchedDomain, SchedDomains, SdFlags};
 pub use model::{CpuInfo, CpuPlacement, DEFAULT_CAPACITY, Topology, TopologyError};
 pub use presets::{Preset, preset, presets};
 pub use schedlab_vocab::DistanceClass;

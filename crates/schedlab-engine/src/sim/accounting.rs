@@ -140,7 +140,7 @@ impl Simulation {
             tr.events.push(TraceEvent::MigrateTask {
                 ts_ns: self.now,
                 cpu: self.executing.unwrap_or(from) as u32,
-                pid: t as u32 + 1,
+                pid: t.pid(),
                 prio: 120 + self.tasks[t].nice,
                 orig_cpu: from as u32,
                 dest_cpu: to as u32,

@@ -461,7 +461,7 @@ impl Simulation {
         self.events.push(
             at,
             Event::Timer {
-                task: t as u32,
+                task: t.index() as u32,
                 g_n,
             },
         );

@@ -18,6 +18,7 @@ impl Simulation {
         let mut active = 0;
         let mut waiting = 0;
         for (i, t) in self.tasks.iter().enumerate() {
+            let i = TaskId::new(i);
             match t.state {
                 TaskState::Running(c) => {
                     if self.cpus[c].curr != Some(i) {
@@ -219,6 +220,7 @@ impl Simulation {
         }
         // No lost wakeup: every sleeping task waits on something that can still wake it.
         for (i, t) in self.tasks.iter().enumerate() {
+            let i = TaskId::new(i);
             if let TaskState::Sleeping(w) = t.state {
                 let ok = match w {
                     WaitOn::ChannelRead(c) => self.channels[c].readers.contains(&i),

@@ -18,10 +18,10 @@ impl Simulation {
         parent_cpu: CpuId,
     ) -> TaskId {
         let spec: &TaskSpec = &self.workload.specs[spec_id];
-        let id = self.tasks.len();
+        let id = TaskId::new(self.tasks.len());
         let n = self.topo.nr_cpus();
         let allowed = spec.affinity.clone().unwrap_or_else(|| CpuSet::full(n));
-        let pid = id as u32 + 1;
+        let pid = id.pid();
         let mm = match spec.mm {
             None => pid,
             Some(m) => {
@@ -128,7 +128,7 @@ impl Simulation {
                 tr.events.push(TraceEvent::ProcessFork {
                     ts_ns: self.now,
                     cpu: prev as u32,
-                    parent_pid: p as u32 + 1,
+                    parent_pid: p.pid(),
                     child_pid: pid,
                 });
             }
@@ -192,7 +192,7 @@ impl Simulation {
             tr.events.push(TraceEvent::ProcessExit {
                 ts_ns: self.now,
                 cpu: cpu as u32,
-                pid: t as u32 + 1,
+                pid: t.pid(),
             });
         }
     }

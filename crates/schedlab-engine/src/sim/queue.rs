@@ -28,7 +28,8 @@ pub(super) enum Event {
     SegDone { cpu: u32 },
     /// Scheduler tick of `cpu`.
     Tick { cpu: u32, g_n: u32 },
-    /// A wakeup in flight reaches its CPU.
+    /// A wakeup in flight reaches its CPU; `flags` are [`WakeFlags`](crate::policy::WakeFlags)
+    /// bits, stored raw like the other fields.
     Arrive { task: u32, cpu: u32, flags: u32 },
     /// `cpu` has left its idle state.
     CpuReady { cpu: u32, g_n: u32 },

@@ -41,13 +41,13 @@ impl Simulation {
                     self.go_idle(cpu);
                     return;
                 }
-                self.switch_to(cpu, None, None, next.unwrap_or(0));
+                self.switch_to(cpu, None, None, next.unwrap_or_default());
                 return;
             }
             self.go_idle(cpu);
             return;
         }
-        let next = next.unwrap_or(0);
+        let next = next.unwrap_or_default();
         self.switch_to(cpu, prev, prev_state, next);
     }
 
@@ -117,14 +117,14 @@ impl Simulation {
             tr.events.push(TraceEvent::Switch {
                 ts_ns: self.now,
                 cpu: cpu as u32,
-                prev_pid: prev.map_or(0, |p| p as u32 + 1),
+                prev_pid: prev.map_or(0, TaskId::pid),
                 prev_prio: prio(prev),
                 prev_state: if prev.is_none() {
                     PrevState::Runnable
                 } else {
                     prev_state.unwrap_or(PrevState::Runnable)
                 },
-                next_pid: next.map_or(0, |n| n as u32 + 1),
+                next_pid: next.map_or(0, TaskId::pid),
                 next_prio: prio(next),
             });
         }

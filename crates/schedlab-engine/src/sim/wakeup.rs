@@ -6,7 +6,7 @@
 use super::Simulation;
 use super::queue::Event;
 use crate::config::ClassKind;
-use crate::policy::{PlacementRecord, SchedView, Step, WakeCtx, wake_flags};
+use crate::policy::{PlacementRecord, SchedView, Step, WakeCtx, WakeFlags};
 use crate::state::{CpuMode, TaskState};
 use crate::task::TaskId;
 use schedlab_topo::CpuId;
@@ -19,7 +19,7 @@ impl Simulation {
         p: TaskId,
         waker: Option<TaskId>,
         waker_cpu: CpuId,
-        flags: u32,
+        flags: WakeFlags,
     ) -> CpuId {
         let prev = self.tasks[p].cpu;
         let mut rec = PlacementRecord::default();
@@ -66,14 +66,14 @@ impl Simulation {
         self.place_steps[rec.step as usize] += 1;
         self.place_affine[rec.affine as usize] += 1;
         if rec.pulled() {
-            self.counters.wakeups_affine += u64::from(flags & wake_flags::TTWU != 0);
+            self.counters.wakeups_affine += u64::from(flags.contains(WakeFlags::TTWU));
         }
         if let Some(tr) = &mut self.trace {
             tr.events.push(TraceEvent::Placement {
                 ts_ns: self.now,
                 cpu: waker_cpu as u32,
-                waker_pid: waker.map_or(0, |w| w as u32 + 1),
-                wakee_pid: p as u32 + 1,
+                waker_pid: waker.map_or(0, TaskId::pid),
+                wakee_pid: p.pid(),
                 prev_cpu: prev as u32,
                 target_cpu: cpu as u32,
                 path: rec.to_string(),
@@ -118,13 +118,13 @@ impl Simulation {
         p: TaskId,
         waker: Option<TaskId>,
         waker_cpu: CpuId,
-        flags: u32,
+        flags: WakeFlags,
     ) {
         let TaskState::Sleeping(_) = self.tasks[p].state else {
             debug_assert!(false, "waking task {p} in state {:?}", self.tasks[p].state);
             return;
         };
-        let sync = flags & wake_flags::SYNC != 0 && waker.is_some();
+        let sync = flags.contains(WakeFlags::SYNC) && waker.is_some();
         // 2.6.2x avg_overlap: how long the waker keeps running after a wakeup.
         if let Some(w) = waker {
             self.tasks[w].ran_since_wake = 0;
@@ -183,7 +183,7 @@ impl Simulation {
             tr.events.push(TraceEvent::Waking {
                 ts_ns: self.now,
                 cpu: waker_cpu as u32,
-                pid: p as u32 + 1,
+                pid: p.pid(),
                 prio: 120 + self.tasks[p].nice,
                 target_cpu: cpu as u32,
             });
@@ -225,15 +225,15 @@ impl Simulation {
             self.events.push(
                 self.now + delay,
                 Event::Arrive {
-                    task: p as u32,
+                    task: p.index() as u32,
                     cpu: cpu as u32,
-                    flags,
+                    flags: flags.bits(),
                 },
             );
         }
     }
 
-    pub(super) fn arrive(&mut self, p: TaskId, cpu: CpuId, flags: u32) {
+    pub(super) fn arrive(&mut self, p: TaskId, cpu: CpuId, flags: WakeFlags) {
         if self.tasks[p].state != TaskState::Waking(cpu) {
             return;
         }
@@ -243,7 +243,13 @@ impl Simulation {
     /// The wakee lands on `cpu`'s runqueue (`ttwu_do_activate()`, and `wake_up_new_task()`
     /// for a fork with `initial`): placement of its vruntime (`place_entity`), the enqueue,
     /// then [`Simulation::wakeup_preempt`].
-    pub(super) fn enqueue_arrival(&mut self, p: TaskId, cpu: CpuId, flags: u32, initial: bool) {
+    pub(super) fn enqueue_arrival(
+        &mut self,
+        p: TaskId,
+        cpu: CpuId,
+        flags: WakeFlags,
+        initial: bool,
+    ) {
         self.cpus[cpu].pending -= 1;
         self.sync_task_pelt(p);
         self.sync_cpu_pelt(cpu);
@@ -259,13 +265,13 @@ impl Simulation {
             tr.events.push(TraceEvent::Wakeup {
                 ts_ns: self.now,
                 cpu: cpu as u32,
-                pid: p as u32 + 1,
+                pid: p.pid(),
                 prio: 120 + self.tasks[p].nice,
                 target_cpu: cpu as u32,
             });
         }
-        let sync = flags & wake_flags::SYNC != 0;
-        let fork = flags & wake_flags::FORK != 0;
+        let sync = flags.contains(WakeFlags::SYNC);
+        let fork = flags.contains(WakeFlags::FORK);
         self.wakeup_preempt(cpu, p, sync, fork);
     }
 

@@ -1,17 +1,18 @@
 //! Hand-built machine states and one-call decisions, shared by decisions.rs (the table of
 //! rows and its snapshot) and decision_details.rs (records and hints that need more).
 
-use schedlab_engine::policy::{Affine, Hints, Step, wake_flags};
+use schedlab_engine::policy::{Affine, Hints, Step, WakeFlags, wake_flags};
+use schedlab_engine::task::TaskId;
 use schedlab_engine::{PlacementRecord, WakeCtx};
 use schedlab_policies::machine::FakeMachine;
 use schedlab_policies::{LinuxPolicy, settings};
 use schedlab_topo::{Topology, regular};
 
-pub const W: usize = 0; // the waker task
-pub const P: usize = 1; // the wakee
+pub const W: TaskId = TaskId::new(0); // the waker task
+pub const P: TaskId = TaskId::new(1); // the wakee
 pub const NOW: u64 = 10_000_000_000;
-pub const TTWU: u32 = wake_flags::TTWU;
-pub const SYNC: u32 = wake_flags::SYNC | wake_flags::TTWU;
+pub const TTWU: WakeFlags = wake_flags::TTWU;
+pub const SYNC: WakeFlags = wake_flags::SYNC.union(wake_flags::TTWU);
 
 pub fn smt8() -> Topology {
     // 4 cores x 2 threads, one LLC; siblings i and i+4.
@@ -38,7 +39,7 @@ pub fn kunpeng() -> Topology {
     schedlab_topo::preset("kunpeng920-2n").unwrap()
 }
 
-pub fn wake(this: usize, prev: usize, flags: u32) -> WakeCtx {
+pub fn wake(this: usize, prev: usize, flags: WakeFlags) -> WakeCtx {
     WakeCtx {
         now: NOW,
         wakee: P,

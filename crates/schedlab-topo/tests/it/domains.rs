@@ -248,3 +248,18 @@ fn package_holding_two_nodes_keeps_numa() {
         vec!["2-3", "0-1"]
     );
 }
+
+/// `describe` prints in `flags::NAMES` order, not bit order, and keeps the pre-6.10 name of
+/// `SHARE_LLC`: `schedlab topo show` and the topology JSON depend on both.
+#[test]
+fn sd_flags_describe_order_and_names() {
+    use schedlab_topo::SdFlags;
+    let f = SdFlags::SHARE_LLC | SdFlags::LOAD_BALANCE | SdFlags::BALANCE_NEWIDLE;
+    assert_eq!(
+        describe(f),
+        "LOAD_BALANCE|BALANCE_NEWIDLE|SHARE_PKG_RESOURCES"
+    );
+    assert_eq!(f.describe(), describe(f));
+    assert_eq!(describe(SdFlags::empty()), "");
+    assert_eq!(NAMES.len(), SdFlags::all().iter().count());
+}
