@@ -5,80 +5,37 @@
 use super::Simulation;
 use crate::ipc::ChannelKind;
 use crate::task::TaskId;
-use schedlab_topo::{CpuId, Topology};
+use schedlab_topo::{CpuId, DistanceClass, Topology};
 
-/// Per-byte (or per-line) costs by how far apart two CPUs are.
-pub(super) struct ByDistance {
-    same: f64,
-    smt: f64,
-    llc: f64,
-    cross_llc: f64,
-    cross_node: f64,
-}
-
-/// How far apart two CPUs are, for the per-distance costs.
+/// How far apart two CPUs are: the shared distance class, and the SLIT distance that scales
+/// the cross-node costs.
 #[derive(Clone, Copy)]
-pub(super) enum Distance {
-    Same,
-    Smt,
-    Llc,
-    CrossLlc,
-    /// Another node, at this SLIT distance.
-    CrossNode(f64),
+pub(super) struct Distance {
+    class: DistanceClass,
+    slit: f64,
 }
 
 impl Distance {
     pub(super) fn of(topo: &Topology, a: CpuId, b: CpuId) -> Distance {
-        if a == b {
-            Distance::Same
-        } else if topo.cpus_share_core(a, b) {
-            Distance::Smt
-        } else if topo.cpus_share_cache(a, b) {
-            Distance::Llc
-        } else if topo.cpu(a).node == topo.cpu(b).node {
-            Distance::CrossLlc
+        let class = topo.distance_class(a, b);
+        let slit = if class == DistanceClass::CrossNode {
+            topo.cpu_distance(a, b) as f64
         } else {
-            Distance::CrossNode(topo.cpu_distance(a, b) as f64)
-        }
-    }
-}
-
-impl ByDistance {
-    /// The cost at distance `d` (cross-node scaled by the node distance / 20).
-    pub(super) fn at(&self, d: Distance) -> f64 {
-        match d {
-            Distance::Same => self.same,
-            Distance::Smt => self.smt,
-            Distance::Llc => self.llc,
-            Distance::CrossLlc => self.cross_llc,
-            Distance::CrossNode(slit) => self.cross_node * slit / 20.0,
-        }
+            0.0
+        };
+        Distance { class, slit }
     }
 }
 
 impl Simulation {
-    /// The profile's cost of fetching one cache line from a CPU at each distance.
-    pub(super) fn refetch_per_line(&self) -> ByDistance {
-        let c = &self.profile.cache;
-        ByDistance {
-            same: 0.0,
-            smt: c.refetch_smt_ns,
-            llc: c.refetch_llc_ns,
-            cross_llc: c.refetch_cross_llc_ns,
-            cross_node: c.refetch_cross_node_ns,
-        }
+    /// The profile's cost of fetching one cache line from a CPU at distance `d`.
+    pub(super) fn refetch_per_line(&self, d: Distance) -> f64 {
+        self.profile.cache.refetch_ns(d.class, d.slit)
     }
 
-    /// Per-byte cost of reading data written on another CPU, by distance.
-    pub(super) fn transfer_per_byte(&self) -> ByDistance {
-        let t = &self.profile.transfer;
-        ByDistance {
-            same: t.same_cpu_ns_per_byte,
-            smt: t.smt_ns_per_byte,
-            llc: t.llc_ns_per_byte,
-            cross_llc: t.cross_llc_ns_per_byte,
-            cross_node: t.cross_node_ns_per_byte,
-        }
+    /// Per-byte cost of reading data written on a CPU at distance `d`.
+    pub(super) fn transfer_per_byte(&self, d: Distance) -> f64 {
+        self.profile.transfer.ns_per_byte(d.class, d.slit)
     }
 
     pub(super) fn refetch_cost(&self, t: TaskId, cpu: CpuId) -> f64 {
@@ -100,8 +57,7 @@ impl Simulation {
         } else if self.topo.cpus_share_core(last, cpu) {
             hot * c.refetch_smt_ns + (1.0 - hot) * c.refetch_llc_ns
         } else {
-            self.refetch_per_line()
-                .at(Distance::of(&self.topo, last, cpu))
+            self.refetch_per_line(Distance::of(&self.topo, last, cpu))
         };
         lines * per_line
     }

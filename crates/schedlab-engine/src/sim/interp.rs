@@ -171,8 +171,8 @@ impl Simulation {
                         self.tasks[t].last_recv_bytes = msg.bytes;
                         let tr = &self.profile.transfer;
                         let d = Distance::of(&self.topo, msg.cpu as CpuId, cpu);
-                        let meta = self.refetch_per_line().at(d) * tr.message_lines;
-                        let extra = self.transfer_per_byte().at(d) * msg.bytes as f64 + meta;
+                        let meta = self.refetch_per_line(d) * tr.message_lines;
+                        let extra = self.transfer_per_byte(d) * msg.bytes as f64 + meta;
                         self.counters.transfer_cost_ns += extra as u64;
                         self.op_extra_cost += syscall
                             + msg.bytes as f64 * tr.copy_ns_per_byte
