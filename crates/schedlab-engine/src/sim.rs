@@ -42,6 +42,24 @@ use schedlab_topo::{CpuId, SchedDomains, Topology};
 use schedlab_trace::Trace;
 use std::sync::Arc;
 
+/// The read-only view a policy or balancer gets, borrowing only the fields it reads. A macro,
+/// not a method, so a caller can hold it while it borrows `self.policy` or `self.balancer`
+/// mutably (a method would borrow all of `self`).
+macro_rules! sched_view {
+    ($sim:expr) => {
+        SchedView {
+            now: $sim.now,
+            topo: &$sim.topo,
+            domains: &$sim.domains,
+            cpus: &$sim.cpus,
+            tasks: &$sim.tasks,
+            cfg: &$sim.cfg,
+            profile: &$sim.profile,
+            nr_overloaded: $sim.nr_overloaded,
+        }
+    };
+}
+
 mod accounting;
 // Active balancing (the stopper pushing a possibly running task).
 mod active;
@@ -324,16 +342,7 @@ impl Simulation {
     }
 
     fn view(&self) -> SchedView<'_> {
-        SchedView {
-            now: self.now,
-            topo: &self.topo,
-            domains: &self.domains,
-            cpus: &self.cpus,
-            tasks: &self.tasks,
-            cfg: &self.cfg,
-            profile: &self.profile,
-            nr_overloaded: self.nr_overloaded,
-        }
+        sched_view!(self)
     }
 
     /// Runs to completion (all tasks exited, time up, deadlock or event limit).

@@ -61,16 +61,7 @@ impl Simulation {
         out.cost_ns = 0;
         out.passes = 0;
         {
-            let view = SchedView {
-                now: self.now,
-                topo: &self.topo,
-                domains: &self.domains,
-                cpus: &self.cpus,
-                tasks: &self.tasks,
-                cfg: &self.cfg,
-                profile: &self.profile,
-                nr_overloaded: self.nr_overloaded,
-            };
+            let view = sched_view!(self);
             if newidle {
                 self.balancer.newidle(cpu, &view, &mut self.hints, &mut out);
             } else {

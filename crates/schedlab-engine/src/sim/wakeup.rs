@@ -35,16 +35,7 @@ impl Simulation {
             rec.step = Step::Pinned;
             self.tasks[p].allowed.first().unwrap_or(prev)
         } else {
-            let view = SchedView {
-                now: self.now,
-                topo: &self.topo,
-                domains: &self.domains,
-                cpus: &self.cpus,
-                tasks: &self.tasks,
-                cfg: &self.cfg,
-                profile: &self.profile,
-                nr_overloaded: self.nr_overloaded,
-            };
+            let view = sched_view!(self);
             self.policy
                 .select_task_rq(&ctx, &view, &mut self.hints, &mut rec)
         };
