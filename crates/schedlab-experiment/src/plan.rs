@@ -89,15 +89,7 @@ impl Experiment {
             .map_err(|e| ExperimentError::Io(format!("cannot read {}: {e}", path.display())))?;
         let f: ExperimentFile = toml::from_str(&text)
             .map_err(|e| ExperimentError::Input(format!("{}: {e}", path.display())))?;
-        let mut sweep = Vec::new();
-        for (k, v) in f.sweep {
-            let vals = match v {
-                toml::Value::Array(a) => a.iter().map(value_string).collect::<Result<Vec<_>, _>>(),
-                other => value_string(&other).map(|s| vec![s]),
-            }
-            .map_err(|e| ExperimentError::Input(format!("{}: sweep.{k}: {e}", path.display())))?;
-            sweep.push((k, vals));
-        }
+        let sweep = sweep_axes(&f.sweep, &path.display().to_string())?;
         let profile = f.profile.map(|p| {
             if p.is_relative() {
                 path.parent().map_or(p.clone(), |d| d.join(&p))
@@ -191,6 +183,24 @@ impl Experiment {
         .unwrap_or_default();
         format!("{:016x}", fnv1a(canon.as_bytes()))
     }
+}
+
+/// A TOML sweep table as experiment axes (`key = [values]` or `key = value`, keys in table
+/// order); `origin` names the file in errors.
+pub(crate) fn sweep_axes(
+    t: &toml::Table,
+    origin: &str,
+) -> Result<Vec<(String, Vec<String>)>, ExperimentError> {
+    let mut out = Vec::new();
+    for (k, v) in t {
+        let vals = match v {
+            toml::Value::Array(a) => a.iter().map(value_string).collect::<Result<Vec<_>, _>>(),
+            other => value_string(other).map(|s| vec![s]),
+        }
+        .map_err(|e| ExperimentError::Input(format!("{origin}: sweep.{k}: {e}")))?;
+        out.push((k.clone(), vals));
+    }
+    Ok(out)
 }
 
 pub(crate) fn value_string(v: &toml::Value) -> Result<String, String> {

@@ -7,7 +7,7 @@
 //! is a file of the same format (`schedlab validate my-case.toml`).
 
 use crate::ExperimentError;
-use crate::plan::{Experiment, value_string};
+use crate::plan::{Experiment, sweep_axes};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -313,23 +313,6 @@ impl CaseFile {
         }
         Ok(())
     }
-}
-
-/// A sweep table as experiment axes (`[key, [values]]`, keys in table order).
-pub(crate) fn sweep_axes(
-    t: &toml::Table,
-    origin: &str,
-) -> Result<Vec<(String, Vec<String>)>, ExperimentError> {
-    let mut out = Vec::new();
-    for (k, v) in t {
-        let vals = match v {
-            toml::Value::Array(a) => a.iter().map(value_string).collect::<Result<Vec<_>, _>>(),
-            other => value_string(other).map(|s| vec![s]),
-        }
-        .map_err(|e| ExperimentError::Input(format!("{origin}: sweep.{k}: {e}")))?;
-        out.push((k.clone(), vals));
-    }
-    Ok(out)
 }
 
 impl RunSpec {
