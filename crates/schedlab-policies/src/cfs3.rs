@@ -121,6 +121,23 @@ pub(crate) fn wake_balance_domain<M: Machine>(m: &M, cpu: CpuId) -> Option<usize
     highest_with(m.domains().of(cpu), flags::BALANCE_WAKE)
 }
 
+/// The opening both 2.6.35-3.8 variants share: the target, when it is the waker's CPU or
+/// prev, is taken if idle.
+fn target_if_idle<M: Machine>(
+    sc: &mut Scan<'_, M>,
+    prev: CpuId,
+    target: CpuId,
+) -> Option<(CpuId, Step)> {
+    let cpu = sc.this;
+    if target == cpu && sc.idle(cpu) {
+        return Some((cpu, Step::TargetIdle));
+    }
+    if target == prev && sc.idle(prev) {
+        return Some((prev, Step::TargetIdle));
+    }
+    None
+}
+
 /// 2.6.35-3.1 (Suresh Siddha, 99bd5e2f245d): target or prev if idle, else for each level of target's domains up to
 /// the LLC the first idle CPU (the walk stops at the level spanning waker and prev).
 pub(crate) fn select_idle_sibling<M: Machine>(
@@ -129,11 +146,8 @@ pub(crate) fn select_idle_sibling<M: Machine>(
     target: CpuId,
 ) -> (CpuId, Step) {
     let cpu = sc.this;
-    if target == cpu && sc.idle(cpu) {
-        return (cpu, Step::TargetIdle);
-    }
-    if target == prev && sc.idle(prev) {
-        return (prev, Step::TargetIdle);
+    if let Some(hit) = target_if_idle(sc, prev, target) {
+        return hit;
     }
     let m = sc.m;
     let mut t = target;
@@ -187,12 +201,8 @@ pub(crate) fn select_idle_sibling_buddy<M: Machine>(
     prev: CpuId,
     target: CpuId,
 ) -> (CpuId, Step) {
-    let cpu = sc.this;
-    if target == cpu && sc.idle(cpu) {
-        return (cpu, Step::TargetIdle);
-    }
-    if target == prev && sc.idle(prev) {
-        return (prev, Step::TargetIdle);
+    if let Some(hit) = target_if_idle(sc, prev, target) {
+        return hit;
     }
     let m = sc.m;
     let chain = m.domains().of(target);
