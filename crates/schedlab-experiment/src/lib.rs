@@ -118,10 +118,17 @@ fn start_out_file(
         return Ok(recs);
     }
     if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
-        return Err(ExperimentError::Input(format!(
-            "{} already exists; continue it with --resume, or remove it (runs are never overwritten)",
-            path.display()
-        )));
+        return Err(ExperimentError::Input(if resume {
+            format!(
+                "{} has no schedlab run header: it is not a `compare --out` file (it is left as it is)",
+                path.display()
+            )
+        } else {
+            format!(
+                "{} already exists; continue it with --resume, or remove it (runs are never overwritten)",
+                path.display()
+            )
+        }));
     }
     let header = PlanHeader {
         schema: PLAN_SCHEMA.into(),
