@@ -167,6 +167,8 @@ pub struct SchedConfig {
     pub load_signal: LoadSignal,
     /// Sched-domain parameters era.
     pub domain_era: schedlab_topo::DomainEra,
+    /// How the shared objects issue their wakeups in this kernel.
+    pub wake: crate::wake_rules::WakeRules,
 }
 
 impl Default for SchedConfig {
@@ -178,6 +180,7 @@ impl Default for SchedConfig {
             features: Features::default(),
             load_signal: LoadSignal::PeltBlocked,
             domain_era: schedlab_topo::DomainEra::Linux510,
+            wake: crate::wake_rules::WakeRules::default(),
         }
     }
 }

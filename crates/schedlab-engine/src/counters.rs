@@ -23,6 +23,12 @@ pub struct Counters {
     pub wakeups_sync: u64,
     /// ... from timers or interrupts (no waker task).
     pub wakeups_irq: u64,
+    /// ... issued from NET_RX softirq context (loopback receive path on the sender's CPU).
+    pub wakeups_softirq: u64,
+    /// ... issued by a task (or on its behalf in softirq) without WF_SYNC.
+    pub wakeups_nonsync: u64,
+    /// CPU time spent in softirq receive processing (charged to the CPU that ran it), ns.
+    pub softirq_ns: u64,
     /// Fork placements.
     pub forks: u64,
     /// Task migrations done by wakeup placement.
@@ -97,6 +103,9 @@ impl Default for Counters {
             wakeups_to_idle: 0,
             wakeups_sync: 0,
             wakeups_irq: 0,
+            wakeups_softirq: 0,
+            wakeups_nonsync: 0,
+            softirq_ns: 0,
             forks: 0,
             migrations_wake: 0,
             migrations_balance: 0,
@@ -165,6 +174,14 @@ impl Counters {
             self.wakeups_irq,
             self.forks
         ));
+        if self.wakeups_softirq + self.softirq_ns > 0 || self.wakeups_nonsync > 0 {
+            s.push_str(&format!(
+                "wake paths: from softirq {}, non-sync task wakeups {}; softirq time {:.3} ms\n",
+                self.wakeups_softirq,
+                self.wakeups_nonsync,
+                self.softirq_ns as f64 / 1e6
+            ));
+        }
         let lv: Vec<String> = self
             .migrations_by_level
             .iter()

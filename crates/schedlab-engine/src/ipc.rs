@@ -1,4 +1,5 @@
-//! Shared objects tasks block on: channels (pipe, unix stream socket, TCP loopback),
+//! Shared objects tasks block on: channels (pipe, AF_UNIX stream and datagram sockets, TCP
+//! and UDP loopback),
 //! futex words, mutexes, barriers and wait lists, with the kernel's wake rules (which
 //! primitives wake with WF_SYNC, channel capacities, when a writer blocks).
 //!
@@ -39,6 +40,18 @@ pub enum ChannelKind {
         /// Per-message overhead.
         overhead: u64,
     },
+    /// AF_UNIX datagram (`unix_dgram_sendmsg()`): a sender blocks while the receiver's
+    /// queue holds more than `qlen` datagrams (`unix_recvq_full()`,
+    /// `net.unix.max_dgram_qlen` = 10); each receive wakes one blocked sender
+    /// (`peer_wait`).
+    UnixDgram {
+        /// Queue length limit.
+        qlen: u32,
+    },
+    /// UDP over loopback: delivery in softirq on the sender's CPU like TCP; the sender never
+    /// blocks (`loopback_xmit()` orphans the skb) and, as an RR workload never fills the
+    /// receive buffer, drops are not modelled.
+    Udp,
 }
 
 impl ChannelKind {
@@ -62,6 +75,14 @@ impl ChannelKind {
             sndbuf: 4 * 1024 * 1024,
             overhead: 700,
         }
+    }
+    /// A default AF_UNIX datagram socket.
+    pub fn unix_dgram() -> Self {
+        ChannelKind::UnixDgram { qlen: 10 }
+    }
+    /// Whether a send is delivered by the loopback device's NET_RX softirq.
+    pub fn is_loopback(self) -> bool {
+        matches!(self, ChannelKind::Tcp { .. } | ChannelKind::Udp)
     }
 }
 
@@ -196,7 +217,27 @@ impl Channel {
                 });
                 SendOutcome::Sent { wake_reader: true }
             }
+            ChannelKind::UnixDgram { qlen } => {
+                if self.queue.len() > qlen as usize {
+                    return SendOutcome::Full;
+                }
+                self.push(bytes, cpu, now);
+                SendOutcome::Sent { wake_reader: true }
+            }
+            ChannelKind::Udp => {
+                self.push(bytes, cpu, now);
+                SendOutcome::Sent { wake_reader: true }
+            }
         }
+    }
+
+    fn push(&mut self, bytes: u64, cpu: CpuId, now: Time) {
+        self.queue.push_back(Msg {
+            bytes,
+            cpu: cpu as u32,
+            time: now,
+            closes: 0,
+        });
     }
 
     /// Takes the next message.
@@ -227,6 +268,9 @@ impl Channel {
                     0
                 }
             }
+            // unix_dgram_recvmsg(): one exclusive waiter of peer_wait.
+            ChannelKind::UnixDgram { .. } => 1,
+            ChannelKind::Udp => 0,
         };
         RecvOutcome::Got { msg, wake_writers }
     }
@@ -263,6 +307,31 @@ pub struct Barrier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_unix_datagram_sender_blocks_above_the_queue_limit_and_a_read_frees_one() {
+        let mut c = Channel::new(ChannelKind::unix_dgram());
+        let mut n = 0;
+        while let SendOutcome::Sent { wake_reader } = c.try_send(100, 0, 0) {
+            assert!(wake_reader);
+            n += 1;
+        }
+        // unix_recvq_full() is `len > max_dgram_qlen`: eleven fit.
+        assert_eq!(n, 11);
+        let RecvOutcome::Got { wake_writers, .. } = c.try_recv() else {
+            panic!()
+        };
+        assert_eq!(wake_writers, 1);
+        assert!(matches!(c.try_send(100, 0, 0), SendOutcome::Sent { .. }));
+    }
+
+    #[test]
+    fn a_udp_sender_never_blocks() {
+        let mut c = Channel::new(ChannelKind::Udp);
+        for _ in 0..10_000 {
+            assert!(matches!(c.try_send(1000, 0, 0), SendOutcome::Sent { .. }));
+        }
+    }
 
     #[test]
     fn a_message_in_a_buffer_takes_24_bytes() {

@@ -10,7 +10,8 @@
 //! * [`policy`] — the [`policy::PlacementPolicy`] trait and the read-only [`policy::SchedView`];
 //! * [`balance`] — the [`balance::Balancer`] trait and the sched-domain balancer;
 //! * [`profile`] — the machine profile: every cost the machine charges;
-//! * [`task`] / [`ipc`] — task programs and the objects they block on;
+//! * [`task`] / [`ipc`] — task programs and the objects they block on; [`wake_rules`] — how
+//!   each object's wakeups are issued (`WF_SYNC`, task or softirq context);
 //! * [`counters`] — schedstat-shaped counters.
 //!
 //! Identical inputs and seed give identical results on any machine (see ARCHITECTURE.md).
@@ -36,6 +37,7 @@ pub mod sim;
 pub(crate) mod state;
 pub mod task;
 pub mod time;
+pub mod wake_rules;
 
 pub use balance::{Balancer, CfsBalancer, NoBalance};
 pub use config::{ClassKind, Features, LoadSignal, SchedConfig, Tunables};
@@ -46,3 +48,4 @@ pub use policy::{PlacementPolicy, PlacementRecord, SchedView, WakeCtx, WakeFlags
 pub use profile::MachineProfile;
 pub use sim::{EndReason, SimOptions, Simulation};
 pub use task::{Op, TaskSpec, Workload};
+pub use wake_rules::{WakeContext, WakeRule, WakeRules};

@@ -160,6 +160,8 @@ pub struct Simulation {
     mig_levels: [u64; 16],
     iw_last: Time,
     executing: Option<CpuId>,
+    /// A wakeup is being issued from NET_RX softirq context (`in_serving_softirq()`).
+    in_softirq: bool,
     op_extra_cost: f64,
     token: Vec<bool>,
     balance_out: BalanceOut,
@@ -315,6 +317,7 @@ impl Simulation {
             mig_levels: [0; 16],
             iw_last: 0,
             executing: None,
+            in_softirq: false,
             op_extra_cost: 0.0,
             token: Vec::new(),
             balance_out: BalanceOut::default(),

@@ -443,6 +443,7 @@ impl Era {
             features: self.features(),
             load_signal: self.load_signal(),
             domain_era: self.domain_era(),
+            wake: self.wake_rules(),
         }
     }
 

@@ -41,6 +41,7 @@ mod settings;
 pub mod slow;
 pub mod switches;
 mod variant;
+pub mod wake_paths;
 mod wakee;
 
 pub use describe::{

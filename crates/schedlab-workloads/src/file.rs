@@ -306,10 +306,15 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Doc, WorkloadError> {
             "pipe" => ChannelKind::pipe(),
             "unix" | "socket" => ChannelKind::unix(),
             "tcp" | "inet" => ChannelKind::tcp(),
+            "unix-dgram" | "dgram" => ChannelKind::unix_dgram(),
+            "udp" => ChannelKind::Udp,
             other => {
                 return Err(src.err(
                     c.kind.span(),
-                    format!("unknown channel kind '{other}' (expected pipe, unix or tcp)"),
+                    format!(
+                        "unknown channel kind '{other}' (expected pipe, unix, unix-dgram, tcp \
+                         or udp)"
+                    ),
                 ));
             }
         };

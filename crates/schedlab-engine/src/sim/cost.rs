@@ -69,7 +69,11 @@ impl Simulation {
         (match self.channels[ch].kind {
             ChannelKind::Pipe { .. } => t.pipe_op_ns,
             ChannelKind::Unix { .. } => t.unix_op_ns,
-            ChannelKind::Tcp { .. } => t.tcp_op_ns + if send { t.tcp_delivery_ns } else { 0 },
+            ChannelKind::UnixDgram { .. } => t.unix_op_ns,
+            // UDP shares TCP's costs: the profile has one set for the inet loopback path.
+            ChannelKind::Tcp { .. } | ChannelKind::Udp => {
+                t.tcp_op_ns + if send { t.tcp_delivery_ns } else { 0 }
+            }
         }) as f64
     }
 }

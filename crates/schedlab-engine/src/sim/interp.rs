@@ -10,6 +10,7 @@ use crate::policy::wake_flags;
 use crate::state::{TaskState, WaitOn};
 use crate::task::{LockRef, Op, Slot, TaskId, WAKE_ALL};
 use crate::time::Time;
+use crate::wake_rules::{WakeContext, WakeRule};
 use schedlab_topo::CpuId;
 use schedlab_trace::PrevState;
 
@@ -142,6 +143,7 @@ impl Simulation {
                 }
                 Op::Send { ch, bytes } => {
                     let n = self.sample(bytes);
+                    let kind = self.channels[*ch].kind;
                     match self.channels[*ch].try_send(n, cpu, self.now) {
                         SendOutcome::Sent { wake_reader } => {
                             self.tasks[t].pc += 1;
@@ -150,13 +152,12 @@ impl Simulation {
                             self.op_extra_cost += syscall
                                 + self.channel_op_ns(*ch, true)
                                 + n as f64 * self.profile.transfer.copy_ns_per_byte;
+                            if kind.is_loopback() {
+                                self.counters.softirq_ns += self.profile.transfer.tcp_delivery_ns;
+                            }
                             if wake_reader && let Some(r) = self.channels[*ch].readers.pop_front() {
-                                self.try_to_wake_up(
-                                    r,
-                                    Some(t),
-                                    cpu,
-                                    wake_flags::TTWU | wake_flags::SYNC,
-                                );
+                                let rule = self.cfg.wake.reader(kind);
+                                self.wake_by_rule(r, t, cpu, rule);
                             }
                         }
                         SendOutcome::Full => {
@@ -179,14 +180,10 @@ impl Simulation {
                             + extra
                             + self.channel_op_ns(*ch, false);
                         let n = wake_writers.min(self.channels[*ch].writers.len());
+                        let rule = self.cfg.wake.writer(self.channels[*ch].kind);
                         for _ in 0..n {
                             if let Some(w) = self.channels[*ch].writers.pop_front() {
-                                self.try_to_wake_up(
-                                    w,
-                                    Some(t),
-                                    cpu,
-                                    wake_flags::TTWU | wake_flags::SYNC,
-                                );
+                                self.wake_by_rule(w, t, cpu, rule);
                             }
                         }
                     }
@@ -449,6 +446,22 @@ impl Simulation {
                 return StepOutcome::Run;
             }
         }
+    }
+
+    /// Wakes `p` on behalf of the running task `t` as the object's [`WakeRule`] says: with
+    /// or without `WF_SYNC`, from the task itself or from the NET_RX softirq that the
+    /// loopback transmit runs on `t`'s CPU (`current` is still `t` there, which is what
+    /// `wake_affine()`, `wake_wide()` and the buddies see).
+    pub(super) fn wake_by_rule(&mut self, p: TaskId, t: TaskId, cpu: CpuId, rule: WakeRule) {
+        let flags = if rule.sync {
+            wake_flags::TTWU | wake_flags::SYNC
+        } else {
+            wake_flags::TTWU
+        };
+        let softirq = rule.context == WakeContext::Softirq;
+        self.in_softirq = softirq;
+        self.try_to_wake_up(p, Some(t), cpu, flags);
+        self.in_softirq = false;
     }
 
     pub(super) fn sample(&mut self, d: &Dist) -> u64 {

@@ -184,7 +184,14 @@ impl Simulation {
                 self.tasks[p].waiting_children = false;
                 if self.tasks[p].state == TaskState::Sleeping(WaitOn::Children) {
                     self.token[p] = true;
-                    self.try_to_wake_up(p, Some(t), cpu, wake_flags::TTWU | wake_flags::SYNC);
+                    // do_notify_parent() → __wake_up_parent(): sync in every modelled era.
+                    let rule = self.cfg.wake.exit_parent;
+                    let flags = if rule.sync {
+                        wake_flags::TTWU | wake_flags::SYNC
+                    } else {
+                        wake_flags::TTWU
+                    };
+                    self.try_to_wake_up(p, Some(t), cpu, flags);
                 }
             }
         }

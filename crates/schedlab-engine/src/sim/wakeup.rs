@@ -143,6 +143,11 @@ impl Simulation {
         }
         if waker.is_none() {
             self.counters.wakeups_irq += 1;
+        } else if !sync {
+            self.counters.wakeups_nonsync += 1;
+        }
+        if self.in_softirq {
+            self.counters.wakeups_softirq += 1;
         }
         if self.cfg.class == ClassKind::O1 {
             let slept = (self.now - self.tasks[p].last_ran_end) as f64 / 1e9;

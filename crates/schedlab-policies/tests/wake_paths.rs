@@ -1,0 +1,90 @@
+//! The wake rules of each era, seen in whole simulations: which wakeups carry WF_SYNC and
+//! which are issued from the loopback receive softirq (`docs/wake-paths.md`).
+
+mod common;
+
+use common::run;
+use schedlab_engine::{ChannelKind, Dist, Op, TaskSpec, Workload};
+use schedlab_topo::regular;
+use std::sync::Arc;
+
+/// One request/response pair over channels of `kind`, `loops` round trips.
+fn pair(kind: ChannelKind, loops: u64) -> Workload {
+    let mut w = Workload::new("pair");
+    let req = w.channel(kind, "req");
+    let resp = w.channel(kind, "resp");
+    w.spawn(TaskSpec::new(
+        "client",
+        vec![
+            Op::Loop(loops),
+            Op::Send {
+                ch: req,
+                bytes: Dist::Const(64),
+            },
+            Op::Recv { ch: resp },
+            Op::EndLoop,
+        ],
+    ));
+    w.spawn(TaskSpec::new(
+        "server",
+        vec![
+            Op::Loop(loops),
+            Op::Recv { ch: req },
+            Op::Compute(Dist::Const(3_000)),
+            Op::Send {
+                ch: resp,
+                bytes: Dist::Const(64),
+            },
+            Op::EndLoop,
+        ],
+    ));
+    w
+}
+
+#[test]
+fn loopback_wakeups_come_from_softirq_with_sync_and_local_sockets_from_the_task() {
+    let topo = Arc::new(regular("wp-8", "test", 1, 1, 4, 2, true).unwrap());
+    for era in ["linux-3.10", "linux-6.6"] {
+        let tcp = run(era, &topo, pair(ChannelKind::tcp(), 200), true, 1);
+        let c = tcp.counters();
+        assert!(c.wakeups >= 398, "{era}: {}", c.to_text());
+        assert_eq!(c.wakeups_softirq, c.wakeups, "{era}: {}", c.to_text());
+        assert_eq!(c.wakeups_sync, c.wakeups, "{era}: {}", c.to_text());
+        assert!(c.softirq_ns > 0, "{era}");
+        for kind in [ChannelKind::unix(), ChannelKind::unix_dgram()] {
+            let s = run(era, &topo, pair(kind, 200), true, 1);
+            let c = s.counters();
+            assert_eq!(c.wakeups_softirq, 0, "{era} {kind:?}");
+            assert_eq!(c.softirq_ns, 0, "{era} {kind:?}");
+            assert_eq!(c.wakeups_sync, c.wakeups, "{era} {kind:?}: {}", c.to_text());
+        }
+    }
+}
+
+#[test]
+fn the_o1_era_wakes_socket_readers_without_sync_so_they_stay_where_they_slept() {
+    // 2.5.59's try_to_wake_up() moves a wakee to the waker's CPU only for a sync wakeup:
+    // with plain socket wakeups both tasks keep their CPUs; over a pipe (sync) they meet.
+    let topo = Arc::new(regular("wp-4", "test", 1, 1, 4, 1, false).unwrap());
+    let unix = run(
+        "linux-2.5.59",
+        &topo,
+        pair(ChannelKind::unix(), 200),
+        true,
+        3,
+    );
+    let c = unix.counters();
+    assert_eq!(c.wakeups_sync, 0, "{}", c.to_text());
+    assert_eq!(c.wakeups_nonsync, c.wakeups, "{}", c.to_text());
+    assert_eq!(c.migrations_wake, 0, "{}", c.to_text());
+    let pipe = run(
+        "linux-2.5.59",
+        &topo,
+        pair(ChannelKind::pipe(), 200),
+        true,
+        3,
+    );
+    let c = pipe.counters();
+    assert_eq!(c.wakeups_sync, c.wakeups, "{}", c.to_text());
+    assert_eq!(c.wakeups_nonsync, 0, "{}", c.to_text());
+}
