@@ -24,7 +24,8 @@ pub struct CommonArgs {
     /// Workload spec NAME[:key=value,...] (see `schedlab workloads`).
     #[arg(short = 'w', long = "workload")]
     workload: Option<String>,
-    /// Machine profile TOML (default: the preset's built-in profile; see `schedlab host calibrate`).
+    /// Machine profile TOML; it may set only some keys, the rest come from the topology
+    /// preset's built-in profile (`schedlab profile show NAME`; see `schedlab host calibrate`).
     #[arg(long)]
     profile: Option<PathBuf>,
     /// Repetitions (seeds) per variant and point.

@@ -11,6 +11,7 @@ mod experiment_cmd;
 mod host_check;
 mod host_cmd;
 mod policies_cmd;
+mod profile_cmd;
 mod topo_cmd;
 mod validate_cmd;
 mod workloads_cmd;
@@ -54,6 +55,9 @@ enum Command {
     /// Machine topologies: list presets, show a machine and its sched-domain tree.
     #[command(subcommand)]
     Topo(topo_cmd::TopoCmd),
+    /// Machine profiles: list the built-in ones, show one complete with units and sources.
+    #[command(subcommand)]
+    Profile(profile_cmd::ProfileCmd),
     /// Real-host harness: run benchmarks on real threads, capture traces, calibrate, check.
     #[command(subcommand)]
     Host(host_cmd::HostCmd),
@@ -93,6 +97,7 @@ fn main() {
         Command::Policies(a) => policies_cmd::run(a),
         Command::Workloads(a) => workloads_cmd::run(a),
         Command::Topo(cmd) => topo_cmd::run(cmd),
+        Command::Profile(cmd) => profile_cmd::run(cmd),
         Command::Host(cmd) => host_cmd::run(cmd),
         Command::Bench(a) => bench_cmd::run(a),
     };

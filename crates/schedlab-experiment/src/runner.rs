@@ -157,11 +157,12 @@ impl Machine {
         };
         let topo = parse_topology(&e.topology, &opts)
             .map_err(|err| ExperimentError::Input(err.to_string()))?;
+        // A profile file may set only some keys: the rest are the topology preset's.
+        let base = MachineProfile::for_preset(&e.topology);
         let profile = match &e.profile {
-            Some(p) => {
-                MachineProfile::load(p).map_err(|err| ExperimentError::Input(err.to_string()))?
-            }
-            None => MachineProfile::for_preset(&e.topology),
+            Some(p) => MachineProfile::load_over(&base, p)
+                .map_err(|err| ExperimentError::Input(err.to_string()))?,
+            None => base,
         };
         Ok(Machine {
             topo: Arc::new(topo),

@@ -17,8 +17,10 @@
 
 mod annotate;
 mod builtin;
+mod overlay;
 
 pub use builtin::BUILTIN;
+pub use overlay::unit_of;
 pub use schedlab_vocab::DistanceClass;
 
 use serde::{Deserialize, Serialize};
