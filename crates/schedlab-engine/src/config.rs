@@ -16,12 +16,12 @@ pub enum ClassKind {
 }
 
 /// Which load signal `cpu_load()` and `task_h_load()` return (by era: the instantaneous
-/// weights before PELT, PELT from 3.8).
+/// weights until 3.10, PELT's `runnable_load_avg` from 3.11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoadSignal {
-    /// 2.6.23 – 3.7: instantaneous sum of runnable weights.
+    /// 2.6.23 – 3.10: instantaneous sum of runnable weights (`rq->load.weight`).
     Instant,
-    /// 3.8 – 5.4: PELT, runnable tasks only.
+    /// 3.11 – 5.4: PELT, runnable tasks only (`cfs.runnable_load_avg`).
     PeltRunnable,
     /// 5.5+: PELT including the decaying load of blocked tasks.
     PeltBlocked,

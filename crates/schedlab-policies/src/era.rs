@@ -358,9 +358,12 @@ impl Era {
     }
 
     /// Which `cpu_load()` the era's heuristics read: instantaneous load until 3.7, PELT's
-    /// runnable average from 3.8 (our 3.10), the average with blocked load from 5.x (our 5.13).
+    /// runnable average from 3.11 (our 3.12), the average with blocked load from 5.x (our 5.13).
+    /// PELT's per-entity sums exist from 3.8, but until 3.10 `weighted_cpuload()` still
+    /// returned `rq->load.weight`; 3.11 switched it and `cpu_avg_load_per_task()` to
+    /// `cfs.runnable_load_avg` (Alex Shi's runnable-load series, b92486cbf2aa).
     pub fn load_signal(self) -> LoadSignal {
-        if self < Era::V3_10 {
+        if self < Era::V3_12 {
             LoadSignal::Instant
         } else if self < Era::V5_13 {
             LoadSignal::PeltRunnable

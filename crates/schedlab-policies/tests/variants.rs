@@ -205,9 +205,12 @@ fn eras_configure_the_kernel() {
         (5_000_000, 1_000_000)
     );
     assert_eq!(c.load_signal, LoadSignal::Instant);
+    // 3.10's weighted_cpuload() is still rq->load.weight; 3.11 moved to runnable_load_avg.
     let c = build("linux-3.10", &t, 1).unwrap().config;
-    assert_eq!(c.load_signal, LoadSignal::PeltRunnable);
+    assert_eq!(c.load_signal, LoadSignal::Instant);
     assert!(c.features.ttwu_queue);
+    let c = build("linux-3.12", &t, 1).unwrap().config;
+    assert_eq!(c.load_signal, LoadSignal::PeltRunnable);
     let c = build("linux-5.13", &t, 1).unwrap().config;
     assert_eq!(c.load_signal, LoadSignal::PeltBlocked);
     assert!(c.features.base_slice && !c.features.ttwu_pending_visible);
