@@ -243,6 +243,7 @@ pub fn run(args: RunArgs) -> Result<()> {
             }
             println!("# counters");
             print!("{}", out.counters_text);
+            print!("{}", out.wake_graph_text);
         }
         records.push(out.record);
     }

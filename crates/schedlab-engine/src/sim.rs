@@ -285,7 +285,11 @@ impl Simulation {
                 .collect(),
             futexes: vec![Futex::default(); workload.futexes],
             mutexes: vec![Mutex::default(); workload.mutexes],
-            rwlocks: workload.rwlocks.iter().map(|&w| crate::rwlock::RwLock::new(w)).collect(),
+            rwlocks: workload
+                .rwlocks
+                .iter()
+                .map(|&w| crate::rwlock::RwLock::new(w))
+                .collect(),
             barriers: workload
                 .barriers
                 .iter()

@@ -42,7 +42,13 @@ const FLIPS_CAP: usize = 1024;
 
 /// Why a woken task had been sleeping (the wait objects of `WaitOn`).
 pub const WAIT_KINDS: [&str; 7] = [
-    "channel", "futex", "wait_list", "lock", "barrier", "children", "timer",
+    "channel",
+    "futex",
+    "wait_list",
+    "lock",
+    "barrier",
+    "children",
+    "timer",
 ];
 
 /// Per-task state of the wake graph (not reported).
@@ -227,7 +233,11 @@ impl WakeGraph {
         let mut out = Vec::new();
         let mut lo = 0usize;
         while lo < dist.len() {
-            let hi = if lo == 0 { 0 } else { (lo * 2 - 1).min(FLIPS_CAP) };
+            let hi = if lo == 0 {
+                0
+            } else {
+                (lo * 2 - 1).min(FLIPS_CAP)
+            };
             let n: u64 = dist[lo..=hi.min(dist.len() - 1)].iter().sum();
             let label = match (lo, hi) {
                 (a, b) if a == b => format!("{a}"),
@@ -331,7 +341,11 @@ mod tests {
     fn a_pair_has_no_off_partner_wakeups_and_one_flip() {
         let mut g = WakeGraph::default();
         for k in 0..10u64 {
-            let (p, w) = if k % 2 == 0 { (t(0), t(1)) } else { (t(1), t(0)) };
+            let (p, w) = if k % 2 == 0 {
+                (t(0), t(1))
+            } else {
+                (t(1), t(0))
+            };
             g.record(p, w, 3, k * 1000, 4, WaitOn::ChannelRead(0), 0);
         }
         assert_eq!(g.task_wakeups, 10);
