@@ -244,6 +244,7 @@ pub fn run(args: RunArgs) -> Result<()> {
             }
             println!("# counters");
             print!("{}", out.counters_text);
+            print!("{}", out.wake_graph_text);
         }
         records.push(out.record);
     }

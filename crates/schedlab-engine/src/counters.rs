@@ -90,6 +90,9 @@ pub struct Counters {
     pub newidle_passes: u64,
     /// Simulated time at the end, ns.
     pub elapsed_ns: u64,
+    /// Who woke whom (`sim/wakegraph.rs`); not part of [`Counters::to_text`], which the
+    /// determinism snapshots pin: see [`crate::WakeGraph::to_text`].
+    pub wake_graph: crate::sim::wakegraph::WakeGraph,
 }
 
 impl Default for Counters {
@@ -137,6 +140,7 @@ impl Default for Counters {
             balance_passes: 0,
             newidle_passes: 0,
             elapsed_ns: 0,
+            wake_graph: Default::default(),
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod policy;
 pub mod profile;
 pub mod rng;
 pub mod rq;
+pub mod rwlock;
 pub mod seg_timers;
 pub mod sim;
 #[allow(missing_docs)]
@@ -46,6 +47,7 @@ pub use dist::Dist;
 pub use ipc::ChannelKind;
 pub use policy::{PlacementPolicy, PlacementRecord, SchedView, WakeCtx, WakeFlags};
 pub use profile::MachineProfile;
+pub use sim::wakegraph::WakeGraph;
 pub use sim::{EndReason, SimOptions, Simulation};
 pub use task::{Op, TaskSpec, Workload};
 pub use wake_rules::{WakeContext, WakeRule, WakeRules};

@@ -65,6 +65,7 @@ mod accounting;
 mod active;
 mod cost;
 mod interp;
+mod interp_sync;
 mod invariants;
 mod lifecycle;
 mod queue;
@@ -72,6 +73,7 @@ mod switch;
 mod tick;
 // The initial utilisation of a forked task (post_init_entity_util_avg).
 mod util_init;
+pub mod wakegraph;
 mod wakeup;
 
 use queue::{Event, EventQueue};
@@ -135,6 +137,7 @@ pub struct Simulation {
     channels: Vec<Channel>,
     futexes: Vec<Futex>,
     mutexes: Vec<Mutex>,
+    rwlocks: Vec<crate::rwlock::RwLock>,
     barriers: Vec<Barrier>,
     lists: Vec<Vec<TaskId>>,
     user_counters: Vec<f64>,
@@ -284,6 +287,11 @@ impl Simulation {
                 .collect(),
             futexes: vec![Futex::default(); workload.futexes],
             mutexes: vec![Mutex::default(); workload.mutexes],
+            rwlocks: workload
+                .rwlocks
+                .iter()
+                .map(|&w| crate::rwlock::RwLock::new(w))
+                .collect(),
             barriers: workload
                 .barriers
                 .iter()

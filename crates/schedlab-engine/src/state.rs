@@ -27,6 +27,8 @@ pub enum WaitOn {
     Children,
     /// A barrier.
     Barrier(usize),
+    /// A reader-writer lock.
+    RwLock(usize),
 }
 
 impl WaitOn {
@@ -47,6 +49,7 @@ impl WaitOn {
             WaitOn::Timer => "a timer".into(),
             WaitOn::Children => "its children to exit".into(),
             WaitOn::Barrier(b) => format!("barrier {b}"),
+            WaitOn::RwLock(l) => format!("reader-writer lock {l}"),
         }
     }
 }

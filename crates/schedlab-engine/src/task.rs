@@ -99,6 +99,8 @@ pub type ChanId = usize;
 pub type FutexId = usize;
 /// Index of a declared mutex.
 pub type MutexId = usize;
+/// Index of a declared reader-writer lock.
+pub type RwLockId = usize;
 /// Index of a declared barrier.
 pub type BarrierId = usize;
 /// Index of a declared wait list.
@@ -214,6 +216,19 @@ pub enum Op {
     Exec,
     /// End the task.
     Exit,
+    /// Take a reader-writer lock shared or exclusive: spin up to `spin_ns` while it is
+    /// taken, then sleep on it; a woken waiter retries (the wake rule is the lock's
+    /// [`crate::rwlock::RwWake`]: InnoDB's rw-locks and event mutexes, PostgreSQL's LWLocks).
+    RwLock {
+        /// Lock.
+        lock: RwLockId,
+        /// Exclusive (X) rather than shared (S).
+        exclusive: bool,
+        /// Spin budget before sleeping (0 = sleep at once, like an LWLock).
+        spin_ns: u64,
+    },
+    /// Release a reader-writer lock taken by [`Op::RwLock`], waking waiters by its rule.
+    RwUnlock(RwLockId),
 }
 
 /// A task template.
@@ -280,6 +295,8 @@ pub struct Workload {
     pub futexes: usize,
     /// Number of mutexes.
     pub mutexes: usize,
+    /// Reader-writer locks: the wake rule of each.
+    pub rwlocks: Vec<crate::rwlock::RwWake>,
     /// Barriers: the number of parties of each.
     pub barriers: Vec<u32>,
     /// Number of wait lists.
@@ -330,6 +347,11 @@ impl Workload {
     pub fn mutexes(&mut self, n: usize) -> MutexId {
         self.mutexes += n;
         self.mutexes - n
+    }
+    /// Declares a reader-writer lock with a wake rule.
+    pub fn rwlock(&mut self, wake: crate::rwlock::RwWake) -> RwLockId {
+        self.rwlocks.push(wake);
+        self.rwlocks.len() - 1
     }
     /// Declares a barrier of `parties`.
     pub fn barrier(&mut self, parties: u32) -> BarrierId {
@@ -396,6 +418,9 @@ impl Workload {
                         if *m >= self.mutexes =>
                     {
                         return bad("mutex", *m);
+                    }
+                    Op::RwLock { lock, .. } | Op::RwUnlock(lock) if *lock >= self.rwlocks.len() => {
+                        return bad("reader-writer lock", *lock);
                     }
                     Op::Fork(sp) if *sp >= self.specs.len() => return bad("template", *sp),
                     Op::Barrier(b) if *b >= self.barriers.len() => return bad("barrier", *b),

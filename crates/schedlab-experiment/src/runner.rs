@@ -54,6 +54,36 @@ pub struct RunCounters {
     pub elapsed_ns: u64,
     /// Events processed.
     pub events: u64,
+    /// Wake graph (engine `WakeGraph`): wakeups whose waker is a task.
+    #[serde(default)]
+    pub wake_task_wakeups: u64,
+    /// ... whose waker was not the wakee's usual partner (its majority waker so far).
+    #[serde(default)]
+    pub wake_off_partner: u64,
+    /// Operations that woke two or more tasks.
+    #[serde(default)]
+    pub wake_multi_ops: u64,
+    /// Wakeups made by those operations.
+    #[serde(default)]
+    pub wake_multi_wakeups: u64,
+    /// Most tasks one operation woke.
+    #[serde(default)]
+    pub wake_max_fanout: u64,
+    /// Wakeups 4.3's `wake_wide()` would call wide (engine-kept flips, LLC-size factor).
+    #[serde(default)]
+    pub wake_wide: u64,
+    /// Distribution of the wakee's `wakee_flips` at wakeup (`[n at 0, n at 1, ...]`).
+    #[serde(default)]
+    pub wakee_flips: Vec<u64>,
+    /// Distribution of the waker's `wakee_flips` at wakeup.
+    #[serde(default)]
+    pub waker_flips: Vec<u64>,
+    /// Sleeps on a lock that ended in a wakeup.
+    #[serde(default)]
+    pub lock_waits: u64,
+    /// Their total time asleep, ns.
+    #[serde(default)]
+    pub lock_wait_ns: u64,
 }
 
 impl RunCounters {
@@ -90,11 +120,23 @@ impl RunCounters {
             idle_while_waiting_ns: c.idle_while_waiting_ns,
             elapsed_ns: c.elapsed_ns,
             events: c.events,
+            wake_task_wakeups: c.wake_graph.task_wakeups,
+            wake_off_partner: c.wake_graph.off_partner,
+            wake_multi_ops: c.wake_graph.multi_ops,
+            wake_multi_wakeups: c.wake_graph.multi_wakeups,
+            wake_max_fanout: c.wake_graph.max_fanout,
+            wake_wide: c.wake_graph.wide,
+            wakee_flips: c.wake_graph.wakee_flips.clone(),
+            waker_flips: c.wake_graph.waker_flips.clone(),
+            lock_waits: c.wake_graph.lock_waits,
+            lock_wait_ns: c.wake_graph.lock_wait_ns,
         }
     }
 
     /// Named numeric fields, for averaging across repetitions.
     pub fn fields(&self) -> Vec<(&'static str, f64)> {
+        let share = |n: u64| n as f64 / self.wake_task_wakeups.max(1) as f64;
+        let q = |d: &[u64], p: f64| schedlab_engine::WakeGraph::flips_quantile(d, p) as f64;
         vec![
             ("ctx_switches", self.ctx_switches as f64),
             ("ctx_involuntary", self.ctx_involuntary as f64),
@@ -112,6 +154,16 @@ impl RunCounters {
             ("idle_while_waiting_ns", self.idle_while_waiting_ns as f64),
             ("elapsed_ns", self.elapsed_ns as f64),
             ("events", self.events as f64),
+            ("wake_off_partner_share", share(self.wake_off_partner)),
+            ("wake_multi_share", share(self.wake_multi_wakeups)),
+            ("wake_multi_ops", self.wake_multi_ops as f64),
+            ("wake_max_fanout", self.wake_max_fanout as f64),
+            ("wake_wide_share", share(self.wake_wide)),
+            ("wakee_flips_p50", q(&self.wakee_flips, 0.5)),
+            ("wakee_flips_p90", q(&self.wakee_flips, 0.9)),
+            ("waker_flips_p90", q(&self.waker_flips, 0.9)),
+            ("lock_waits", self.lock_waits as f64),
+            ("lock_wait_ns", self.lock_wait_ns as f64),
         ]
     }
 }
@@ -194,6 +246,9 @@ pub struct SingleRun {
     pub trace: Option<schedlab_trace::Trace>,
     /// Full engine counters, for printing.
     pub counters_text: String,
+    /// The wake-graph counters, for printing (kept apart from `counters_text`, which the
+    /// determinism snapshots pin).
+    pub wake_graph_text: String,
     /// Hash of the engine's event stream (the determinism guard's fingerprint).
     pub event_hash: u64,
 }
@@ -247,6 +302,7 @@ pub fn run_one(
         .map_err(|e| ExperimentError::Run(e.to_string()))?;
     let counters = RunCounters::from_engine(sim.counters());
     let counters_text = sim.counters().to_text();
+    let wake_graph_text = sim.counters().wake_graph.to_text();
     let event_hash = sim.event_hash();
     let tr = sim.take_trace();
     Ok(SingleRun {
@@ -262,6 +318,7 @@ pub fn run_one(
         },
         trace: tr,
         counters_text,
+        wake_graph_text,
         event_hash,
     })
 }

@@ -431,6 +431,11 @@ impl Simulation {
                     self.user_counters[*counter] += self.tasks[t].last_recv_bytes as f64;
                 }
                 Op::Exit => return StepOutcome::Exit,
+                Op::RwLock { .. } | Op::RwUnlock(_) => {
+                    if let Some(out) = self.step_sync(t, cpu, op, &mut cost) {
+                        return out;
+                    }
+                }
             }
             cost += self.op_extra_cost;
             self.op_extra_cost = 0.0;

@@ -228,6 +228,7 @@ impl Simulation {
                     WaitOn::Futex(f) => self.futexes[f].waiters.contains(&i),
                     WaitOn::Mutex(m) => self.mutexes[m].waiters.contains(&i),
                     WaitOn::Barrier(b) => self.barriers[b].waiting.contains(&i),
+                    WaitOn::RwLock(l) => self.rwlocks[l].is_sleeping(i),
                     WaitOn::SelfEvent => !t.self_posted,
                     WaitOn::Children => t.live_children > 0 || t.delayed,
                     WaitOn::Timer => true,

@@ -115,6 +115,7 @@ impl Simulation {
             debug_assert!(false, "waking task {p} in state {:?}", self.tasks[p].state);
             return;
         };
+        self.note_wake_graph(p, waker, waker_cpu);
         let sync = flags.contains(WakeFlags::SYNC) && waker.is_some();
         // 2.6.2x avg_overlap: how long the waker keeps running after a wakeup.
         if let Some(w) = waker {

@@ -14,10 +14,13 @@ pub(crate) mod kernbench;
 pub(crate) mod lmbench;
 pub(crate) mod numa;
 pub(crate) mod pgbench;
+pub(crate) mod pgbench_postgres;
 pub(crate) mod pipe;
 pub(crate) mod rr;
 pub(crate) mod schbench;
 pub(crate) mod sysbench;
+pub(crate) mod sysbench_mysql;
+pub(crate) mod tbench_loadfile;
 
 use crate::catalog::WorkloadInfo;
 use crate::instance::Report;
@@ -31,9 +34,12 @@ pub(crate) static CATALOG: &[WorkloadInfo] = &[
     hackbench::INFO,
     pipe::INFO,
     rr::TBENCH,
+    tbench_loadfile::INFO,
     rr::NETPERF_RR,
     pgbench::INFO,
+    pgbench_postgres::INFO,
     sysbench::INFO,
+    sysbench_mysql::INFO,
     schbench::INFO,
     aim7::INFO,
     kernbench::INFO,
