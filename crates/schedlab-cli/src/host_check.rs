@@ -34,6 +34,10 @@ pub struct CheckArgs {
     /// With --suite: the short smoke form (well under a minute).
     #[arg(long, requires = "suite")]
     pub quick: bool,
+    /// With --suite: also write the real runs as JSON (the recorded fixture the harness's
+    /// tests compare profiles on).
+    #[arg(long, requires = "suite", value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Machine profile for the simulator (from `schedlab host calibrate`; default: built-in).
     #[arg(long)]
     pub profile: Option<PathBuf>,
@@ -130,7 +134,18 @@ pub(crate) fn sim_side(
     profile: &MachineProfile,
     seed: u64,
 ) -> Result<(BenchResult, TraceCounters)> {
-    let topo = schedlab_topo::spec::parse_topology("host", &Default::default())?;
+    sim_side_on("host", spec, variant, profile, seed)
+}
+
+/// [`sim_side`] on the machine `topo` (a `-t` spec; `host` is this machine).
+pub(crate) fn sim_side_on(
+    topo: &str,
+    spec: &str,
+    variant: &str,
+    profile: &MachineProfile,
+    seed: u64,
+) -> Result<(BenchResult, TraceCounters)> {
+    let topo = schedlab_topo::spec::parse_topology(topo, &Default::default())?;
     let built = schedlab_policies::build(variant, &topo, seed)?;
     let inst = schedlab_workloads::instantiate(&schedlab_workloads::parse_spec(spec)?, &topo)?;
     let mut sim = Simulation::new(
@@ -182,6 +197,7 @@ pub fn run(a: CheckArgs) -> Result<()> {
                 quick: a.quick,
                 capture: !a.no_capture,
                 variant,
+                record: a.record.clone(),
             },
             &profile,
             &kernel,

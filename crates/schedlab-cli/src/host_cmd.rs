@@ -93,6 +93,15 @@ fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
         .map_err(|e| anyhow::anyhow!("--{flag} {s:?}: {e}"))
 }
 
+/// This machine as a `-t` spec that reads the same elsewhere: its compact form, or `host`
+/// where it has none (an irregular machine).
+pub(crate) fn host_topology() -> String {
+    schedlab_topo::spec::parse_topology("host", &Default::default())
+        .ok()
+        .and_then(|t| t.compact_string())
+        .unwrap_or_else(|| "host".into())
+}
+
 fn install_ctrlc() {
     // A second installation in the same process fails harmlessly.
     let _ = ctrlc::set_handler(schedlab_host::request_cancel);
@@ -184,7 +193,7 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
             &path.display().to_string(),
         )?;
         let variant = a.variant.clone().unwrap_or(rec.variant);
-        let (fitted, rows) = crate::host_fit::fit(&base, &rec.targets, &variant)?;
+        let (fitted, rows) = crate::host_fit::fit(&rec.topology, &base, &rec.targets, &variant)?;
         print!("{}", crate::host_fit::render(&rows));
         std::fs::write(
             &a.output,
@@ -221,6 +230,7 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
         let rec = crate::host_fit::Recorded {
             machine: format!("{}, kernel {}", c.cpu_model, c.kernel),
             variant: variant.clone(),
+            topology: host_topology(),
             profile_toml: c.to_profile_toml(),
             targets: targets.clone(),
         };
@@ -228,7 +238,7 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
         println!("recorded the fit's inputs in {}", path.display());
     }
-    let (fitted, rows) = crate::host_fit::fit(&c.profile(), &targets, &variant)?;
+    let (fitted, rows) = crate::host_fit::fit("host", &c.profile(), &targets, &variant)?;
     print!("{}", crate::host_fit::render(&rows));
     let text = c.to_profile_toml_with(&fitted, &crate::host_fit::notes(&rows));
     std::fs::write(&a.output, text).with_context(|| format!("writing {}", a.output.display()))?;

@@ -21,7 +21,7 @@
 //! then dearer than the real one for another reason, which the printed error shows. Nothing
 //! here reads the fidelity suite's results, and nothing is set per benchmark.
 
-use crate::host_check::sim_side;
+use crate::host_check::sim_side_on;
 use anyhow::{Context, Result};
 use schedlab_engine::MachineProfile;
 use serde::{Deserialize, Serialize};
@@ -108,10 +108,10 @@ pub struct FitRow {
 /// preemptions differ by seed, enough to mislead a secant step on one seed.
 const SEEDS: u64 = 5;
 
-fn sim_us(spec: &str, variant: &str, p: &MachineProfile) -> Result<f64> {
+fn sim_us(topo: &str, spec: &str, variant: &str, p: &MachineProfile) -> Result<f64> {
     let mut sum = 0.0;
     for seed in 1..=SEEDS {
-        let (r, _) = sim_side(spec, variant, p, seed)?;
+        let (r, _) = sim_side_on(topo, spec, variant, p, seed)?;
         sum += r
             .metric("usecs_per_op")
             .map(|m| m.value)
@@ -120,9 +120,11 @@ fn sim_us(spec: &str, variant: &str, p: &MachineProfile) -> Result<f64> {
     Ok(sum / SEEDS as f64)
 }
 
-/// Sets each target's key by a secant search on the simulated microbenchmark, then
-/// re-simulates every target with the final profile.
+/// Sets each target's key by a secant search on the simulated microbenchmark on machine
+/// `topo` (a `-t` spec: `host` live, the recorded compact form in tests), then re-simulates
+/// every target with the final profile.
 pub fn fit(
+    topo: &str,
     base: &MachineProfile,
     targets: &[Target],
     variant: &str,
@@ -131,7 +133,7 @@ pub fn fit(
     let mut before = Vec::new();
     let mut outcome = Vec::new();
     for t in targets {
-        let s0 = sim_us(&t.spec, variant, &p)?;
+        let s0 = sim_us(topo, &t.spec, variant, &p)?;
         before.push(s0);
         let Some(key) = &t.key else {
             outcome.push((None, None));
@@ -145,7 +147,7 @@ pub fn fit(
         prev.1 = {
             let mut q = p.clone();
             q.set_number(key, prev.0)?;
-            sim_us(&t.spec, variant, &q)?
+            sim_us(topo, &t.spec, variant, &q)?
         };
         let err = |s: f64| ((s - t.measured_us) / t.measured_us).abs();
         let mut best = (v0, s0);
@@ -169,7 +171,7 @@ pub fn fit(
             }
             let mut q = p.clone();
             q.set_number(key, next.round())?;
-            let sn = sim_us(&t.spec, variant, &q)?;
+            let sn = sim_us(topo, &t.spec, variant, &q)?;
             prev = (v, s);
             (v, s) = (next.round(), sn);
             if err(s) < err(best.1) {
@@ -186,7 +188,7 @@ pub fn fit(
             target: t.clone(),
             values,
             sim_before: s0,
-            sim_after: sim_us(&t.spec, variant, &p)?,
+            sim_after: sim_us(topo, &t.spec, variant, &p)?,
             flag,
         });
     }
@@ -259,8 +261,71 @@ pub struct Recorded {
     pub machine: String,
     /// The era the fit simulated.
     pub variant: String,
+    /// The machine as a `-t` spec (its compact form), so the fit can be redone elsewhere.
+    pub topology: String,
     /// The derived profile (`Calibration::to_profile_toml`) before the fit.
     pub profile_toml: String,
     /// The microbenchmarks the fit uses.
     pub targets: Vec<Target>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host_suite::{RecordedSuite, distance, median, value_of};
+
+    /// Measurements recorded on a 2-CPU AMD EPYC guest (kernel 6.18) by `schedlab host
+    /// calibrate --record` and `schedlab host check --suite --quick --record`.
+    const CALIBRATION: &str = include_str!("../tests/fixtures/host-epyc-2cpu/calibration.json");
+    const SUITE: &str = include_str!("../tests/fixtures/host-epyc-2cpu/suite-quick.json");
+
+    fn suite_distance(rec: &RecordedSuite, p: &MachineProfile) -> f64 {
+        let pairs: Vec<(f64, f64)> = rec
+            .rows
+            .iter()
+            .map(|row| {
+                let (r, _) = sim_side_on(&rec.topology, &row.spec, &rec.variant, p, 1).unwrap();
+                let sim = value_of(&r, &row.metric).unwrap();
+                (median(&row.real), sim)
+            })
+            .collect();
+        distance(&pairs)
+    }
+
+    #[test]
+    fn the_fit_keeps_every_value_positive_and_reports_every_target() {
+        let cal: Recorded = serde_json::from_str(CALIBRATION).unwrap();
+        let base = MachineProfile::from_toml(&cal.profile_toml, "fixture").unwrap();
+        let (fitted, rows) = fit(&cal.topology, &base, &cal.targets, &cal.variant).unwrap();
+        assert_eq!(rows.len(), cal.targets.len());
+        for r in &rows {
+            if let Some(key) = &r.target.key {
+                let v = fitted.get_number(key).unwrap();
+                assert!(v > 0.0, "{key} = {v}");
+                assert_eq!(r.values.map(|x| x.1), Some(v), "{key}");
+            }
+            assert!(r.sim_after > 0.0 && r.sim_after.is_finite(), "{r:?}");
+        }
+        // The cross-CPU round trip is what the idle exit is fitted on: it must land close.
+        let cross = rows
+            .iter()
+            .find(|r| r.target.key.as_deref() == Some("wakeup.idle_states[0].exit_ns"))
+            .expect("the fixture has a CPU pair");
+        let err = (cross.sim_after - cross.target.measured_us) / cross.target.measured_us;
+        assert!(err.abs() < 0.05, "{cross:?}");
+    }
+
+    #[test]
+    fn calibrated_profile_is_no_further_from_the_host_than_the_generic_one() {
+        let cal: Recorded = serde_json::from_str(CALIBRATION).unwrap();
+        let rec: RecordedSuite = serde_json::from_str(SUITE).unwrap();
+        let base = MachineProfile::from_toml(&cal.profile_toml, "fixture").unwrap();
+        let (fitted, _) = fit(&cal.topology, &base, &cal.targets, &cal.variant).unwrap();
+        let generic = suite_distance(&rec, &MachineProfile::default());
+        let calibrated = suite_distance(&rec, &fitted);
+        assert!(
+            calibrated <= generic,
+            "calibrated {calibrated:.3} is further from the recorded host than generic {generic:.3}"
+        );
+    }
 }

@@ -409,6 +409,22 @@ pub fn effect_ratios<'a>(rows: &[Row], effects: &'a [Effect]) -> Vec<(&'a str, f
         .collect()
 }
 
+/// How far a simulation is from the host over a set of (real, simulated) headlines: the mean
+/// of |ln(simulated / real)|, so that twice too slow and twice too fast weigh the same and a
+/// large benchmark does not outweigh a small one. Pairs with a non-positive side are skipped.
+pub fn distance(pairs: &[(f64, f64)]) -> f64 {
+    let logs: Vec<f64> = pairs
+        .iter()
+        .filter(|(r, s)| *r > 0.0 && *s > 0.0)
+        .map(|(r, s)| (s / r).ln().abs())
+        .collect();
+    if logs.is_empty() {
+        f64::NAN
+    } else {
+        logs.iter().sum::<f64>() / logs.len() as f64
+    }
+}
+
 /// The summary line, exactly as documented.
 pub fn summary_line(rows: &[Row], effects: &[Effect]) -> String {
     let (k_h, n_h, k_e, n_e) = summary_counts(rows, effects);
@@ -498,8 +514,47 @@ pub fn render(rows: &[Row], effects: &[Effect], traced: bool) -> String {
             "\nNo counters: tracefs was not available (needs root and a mounted tracefs); headlines and effects only."
         );
     }
-    let _ = writeln!(s, "\n{}", summary_line(rows, effects));
+    let pairs: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.real.median(), r.sim.median()))
+        .collect();
+    let _ = writeln!(
+        s,
+        "\ndistance from the host: mean |ln(simulated / real)| = {:.3} over {} headlines",
+        distance(&pairs),
+        pairs.len()
+    );
+    let _ = writeln!(s, "{}", summary_line(rows, effects));
     s
+}
+
+/// One benchmark's real result as `--record` writes it.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct RecordedRow {
+    /// Benchmark id.
+    pub id: String,
+    /// Its spec.
+    pub spec: String,
+    /// The compared metric.
+    pub metric: String,
+    /// The real runs' values, in run order.
+    pub real: Vec<f64>,
+}
+
+/// What `host check --suite --record` writes: the real side of a suite run, for a test to
+/// compare profiles against without running anything real.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct RecordedSuite {
+    /// CPU model, CPU count and kernel.
+    pub machine: String,
+    /// The era simulated.
+    pub variant: String,
+    /// The machine as a `-t` spec (its compact form where it has one).
+    pub topology: String,
+    /// Whether it was the quick form.
+    pub quick: bool,
+    /// The rows.
+    pub rows: Vec<RecordedRow>,
 }
 
 /// How the suite is run.
@@ -511,6 +566,8 @@ pub struct SuiteOptions {
     pub capture: bool,
     /// Policy variant of the simulator.
     pub variant: String,
+    /// Where to write the real side as JSON ([`RecordedSuite`]).
+    pub record: Option<std::path::PathBuf>,
 }
 
 impl SuiteOptions {
@@ -632,6 +689,26 @@ pub fn run_cmd(opts: &SuiteOptions, profile: &MachineProfile, kernel: &str) -> R
         loadavg()
     );
     print!("{}", render(&rows, &effects, traced));
+    if let Some(path) = &opts.record {
+        let rec = RecordedSuite {
+            machine: format!("{}, {} CPUs, kernel {kernel}", cpu_model(), cpus.len()),
+            variant: opts.variant.clone(),
+            topology: crate::host_cmd::host_topology(),
+            quick: opts.quick,
+            rows: rows
+                .iter()
+                .map(|r| RecordedRow {
+                    id: r.bench.id.clone(),
+                    spec: r.bench.spec.clone(),
+                    metric: r.bench.metric.to_string(),
+                    real: r.real.values.clone(),
+                })
+                .collect(),
+        };
+        std::fs::write(path, serde_json::to_string_pretty(&rec)? + "\n")
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        eprintln!("recorded the real side in {}", path.display());
+    }
     eprintln!("suite took {:.0} s", t0.elapsed().as_secs_f64());
     Ok(())
 }
