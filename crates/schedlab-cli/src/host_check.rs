@@ -32,11 +32,11 @@ pub struct CheckArgs {
     #[arg(long)]
     pub suite: bool,
     /// With --suite: the short smoke form (well under a minute).
-    #[arg(long, requires = "suite")]
+    #[arg(long)]
     pub quick: bool,
     /// With --suite: also write the real runs as JSON (the recorded fixture the harness's
     /// tests compare profiles on).
-    #[arg(long, requires = "suite", value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Machine profile for the simulator (from `schedlab host calibrate`; default: built-in).
     #[arg(long)]
@@ -180,6 +180,12 @@ fn err_pct(host: f64, sim: f64) -> String {
 
 /// Runs `schedlab host check`.
 pub fn run(a: CheckArgs) -> Result<()> {
+    // Checked here: clap counts a flag's default as present for `requires`.
+    if !a.suite && (a.quick || a.record.is_some()) {
+        anyhow::bail!(
+            "--quick and --record go with --suite (`schedlab host check --suite --quick`)"
+        );
+    }
     let kernel = running_kernel();
     let variant = a.variant.clone().unwrap_or_else(|| closest_era(&kernel));
     let profile = match &a.profile {
