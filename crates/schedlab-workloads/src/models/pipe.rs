@@ -64,7 +64,11 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
     let pairs = a.int("pairs", 1, MAX_TASKS / 2)?;
     let last = topo.nr_cpus().saturating_sub(1) as u64;
     let pin = |a: &mut Args, key| -> Result<Option<CpuSet>, WorkloadError> {
-        Ok(a.int_in(key, 0, last)?.map(|c| {
+        let cpu = a.int_in(key, 0, last)?;
+        if cpu.is_none() {
+            a.resolve(key, "auto");
+        }
+        Ok(cpu.map(|c| {
             let mut set = CpuSet::new(topo.nr_cpus());
             set.insert(c as usize);
             set
