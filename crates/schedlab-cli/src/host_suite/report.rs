@@ -183,7 +183,7 @@ pub fn render(rows: &[Row], effects: &[Effect], traced: bool) -> String {
     } else {
         let _ = writeln!(
             s,
-            "\nNo counters: tracefs was not available (needs root and a mounted tracefs); headlines and effects only."
+            "\nNo counters: the real runs were not captured (capturing needs root and tracefs, and is off with --no-capture); headlines and effects only."
         );
     }
     let pairs: Vec<(f64, f64)> = rows
