@@ -18,12 +18,26 @@ use std::sync::Arc;
     after_help = "Examples:\n  schedlab host calibrate -o profile.toml\n  \
 schedlab host check pipe:loops=20000 --profile profile.toml\n  \
 schedlab host check hackbench:groups=10,loops=20 --profile profile.toml\n  \
-schedlab host check tbench:clients=2,duration=2s --profile profile.toml"
+schedlab host check tbench:clients=2,duration=2s --profile profile.toml\n  \
+schedlab host check --suite --profile profile.toml\n  \
+schedlab host check --suite --quick"
 )]
 pub struct CheckArgs {
     /// Workload spec, e.g. `pipe:loops=20000` (give durations explicitly: host and simulator
-    /// defaults differ).
-    pub workload: String,
+    /// defaults differ). Not with --suite.
+    #[arg(required_unless_present = "suite", conflicts_with = "suite")]
+    pub workload: Option<String>,
+    /// Run the fixed fidelity suite (pipe, hackbench, tbench, schbench; see docs/fidelity.md)
+    /// instead of one workload, and print its tables and summary line.
+    #[arg(long)]
+    pub suite: bool,
+    /// With --suite: the short smoke form (well under a minute).
+    #[arg(long)]
+    pub quick: bool,
+    /// With --suite: also write the real runs as JSON (the recorded fixture the harness's
+    /// tests compare profiles on).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Machine profile for the simulator (from `schedlab host calibrate`; default: built-in).
     #[arg(long)]
     pub profile: Option<PathBuf>,
@@ -65,14 +79,17 @@ pub fn closest_era(release: &str) -> String {
     best.map_or_else(|| "linux-2.5.59".into(), |(_, n)| n.to_string())
 }
 
-fn running_kernel() -> String {
+pub(crate) fn running_kernel() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
 }
 
 /// Runs the host side, captured when possible.
-fn host_side(spec: &str, capture: bool) -> Result<(BenchResult, Option<TraceCounters>, String)> {
+pub(crate) fn host_side(
+    spec: &str,
+    capture: bool,
+) -> Result<(BenchResult, Option<TraceCounters>, String)> {
     let opts = schedlab_host::HostRunOptions::default();
     if capture {
         let dir = std::env::temp_dir().join(format!("schedlab-check-{}", std::process::id()));
@@ -111,13 +128,24 @@ fn host_side(spec: &str, capture: bool) -> Result<(BenchResult, Option<TraceCoun
     Ok((run.result, None, "not captured (no counters)".into()))
 }
 
-fn sim_side(
+pub(crate) fn sim_side(
     spec: &str,
     variant: &str,
     profile: &MachineProfile,
     seed: u64,
 ) -> Result<(BenchResult, TraceCounters)> {
-    let topo = schedlab_topo::spec::parse_topology("host", &Default::default())?;
+    sim_side_on("host", spec, variant, profile, seed)
+}
+
+/// [`sim_side`] on the machine `topo` (a `-t` spec; `host` is this machine).
+pub(crate) fn sim_side_on(
+    topo: &str,
+    spec: &str,
+    variant: &str,
+    profile: &MachineProfile,
+    seed: u64,
+) -> Result<(BenchResult, TraceCounters)> {
+    let topo = schedlab_topo::spec::parse_topology(topo, &Default::default())?;
     let built = schedlab_policies::build(variant, &topo, seed)?;
     let inst = schedlab_workloads::instantiate(&schedlab_workloads::parse_spec(spec)?, &topo)?;
     let mut sim = Simulation::new(
@@ -152,6 +180,12 @@ fn err_pct(host: f64, sim: f64) -> String {
 
 /// Runs `schedlab host check`.
 pub fn run(a: CheckArgs) -> Result<()> {
+    // Checked here: clap counts a flag's default as present for `requires`.
+    if !a.suite && (a.quick || a.record.is_some()) {
+        anyhow::bail!(
+            "--quick and --record go with --suite (`schedlab host check --suite --quick`)"
+        );
+    }
     let kernel = running_kernel();
     let variant = a.variant.clone().unwrap_or_else(|| closest_era(&kernel));
     let profile = match &a.profile {
@@ -163,11 +197,23 @@ pub fn run(a: CheckArgs) -> Result<()> {
             MachineProfile::default()
         }
     };
-    let (host, host_c, note) = host_side(&a.workload, !a.no_capture)?;
-    let (sim, sim_c) = sim_side(&a.workload, &variant, &profile, a.seed)?;
+    let Some(workload) = a.workload.as_deref() else {
+        return crate::host_suite::run_cmd(
+            &crate::host_suite::SuiteOptions {
+                quick: a.quick,
+                capture: !a.no_capture,
+                variant,
+                record: a.record.clone(),
+            },
+            &profile,
+            &kernel,
+        );
+    };
+    let (host, host_c, note) = host_side(workload, !a.no_capture)?;
+    let (sim, sim_c) = sim_side(workload, &variant, &profile, a.seed)?;
     println!(
-        "# {} on this machine (kernel {kernel}); simulator: -t host, {variant}, profile '{}'",
-        a.workload, profile.name
+        "# {workload} on this machine (kernel {kernel}); simulator: -t host, {variant}, profile '{}'",
+        profile.name
     );
     println!("# host run {note}");
     println!("## host (native output)\n{}", host.native.trim_end());

@@ -2,6 +2,8 @@
 //!
 //! Thin layer over `schedlab_host`: parses flags, installs the Ctrl-C handler that makes every
 //! run stop and clean up, and prints results (native text on stdout, a summary on stderr).
+//! `calibrate` then fits and re-simulates the measured values (`host_fit`), which needs the
+//! simulator and so lives here, not in the harness.
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
@@ -72,6 +74,16 @@ pub struct CalibrateArgs {
     /// Total time to spend measuring (default about 18 s; 2 s with --quick).
     #[arg(long)]
     pub budget: Option<String>,
+    /// Policy variant the fit simulates (default: the preset closest to the running kernel).
+    #[arg(short = 'v', long)]
+    pub variant: Option<String>,
+    /// Also write what the fit started from (derived profile and microbenchmarks) as JSON,
+    /// for a test to redo the fit on recorded measurements.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Measure nothing: redo the fit from a file `--record` wrote and write its profile.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "quick", "budget"])]
+    pub replay: Option<PathBuf>,
 }
 
 /// A duration flag: the workspace's one parser, a bare number taken as seconds.
@@ -79,6 +91,15 @@ fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
     schedlab_vocab::parse_duration_or_bare(s, "s")
         .map(Duration::from_nanos)
         .map_err(|e| anyhow::anyhow!("--{flag} {s:?}: {e}"))
+}
+
+/// This machine as a `-t` spec that reads the same elsewhere: its compact form, or `host`
+/// where it has none (an irregular machine).
+pub(crate) fn host_topology() -> String {
+    schedlab_topo::spec::parse_topology("host", &Default::default())
+        .ok()
+        .and_then(|t| t.compact_string())
+        .unwrap_or_else(|| "host".into())
 }
 
 fn install_ctrlc() {
@@ -161,6 +182,31 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<()> {
 }
 
 fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
+    if let Some(path) = &a.replay {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let rec: crate::host_fit::Recorded = serde_json::from_str(&text).with_context(|| {
+            format!("{} is not a `host calibrate --record` file", path.display())
+        })?;
+        let base = schedlab_engine::MachineProfile::from_toml(
+            &rec.profile_toml,
+            &path.display().to_string(),
+        )?;
+        let variant = a.variant.clone().unwrap_or(rec.variant);
+        let (fitted, rows) = crate::host_fit::fit(&rec.topology, &base, &rec.targets, &variant)?;
+        print!("{}", crate::host_fit::render(&rows));
+        std::fs::write(
+            &a.output,
+            crate::host_fit::annotate(&fitted, &rows, &rec.machine),
+        )
+        .with_context(|| format!("writing {}", a.output.display()))?;
+        println!(
+            "wrote {} (fitted from {})",
+            a.output.display(),
+            path.display()
+        );
+        return Ok(());
+    }
     let mut opts = if a.quick {
         schedlab_host::CalibrateOptions::quick()
     } else {
@@ -175,8 +221,27 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     );
     let c = schedlab_host::calibrate(&opts)?;
     print!("{}", c.report());
-    std::fs::write(&a.output, c.to_profile_toml())
-        .with_context(|| format!("writing {}", a.output.display()))?;
+    let variant = a
+        .variant
+        .clone()
+        .unwrap_or_else(|| crate::host_check::closest_era(&crate::host_check::running_kernel()));
+    let targets = crate::host_fit::targets(&c);
+    if let Some(path) = &a.record {
+        let rec = crate::host_fit::Recorded {
+            machine: format!("{}, kernel {}", c.cpu_model, c.kernel),
+            variant: variant.clone(),
+            topology: host_topology(),
+            profile_toml: c.to_profile_toml(),
+            targets: targets.clone(),
+        };
+        std::fs::write(path, serde_json::to_string_pretty(&rec)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("recorded the fit's inputs in {}", path.display());
+    }
+    let (fitted, rows) = crate::host_fit::fit("host", &c.profile(), &targets, &variant)?;
+    print!("{}", crate::host_fit::render(&rows));
+    let text = c.to_profile_toml_with(&fitted, &crate::host_fit::notes(&rows));
+    std::fs::write(&a.output, text).with_context(|| format!("writing {}", a.output.display()))?;
     println!("wrote {}", a.output.display());
     Ok(())
 }

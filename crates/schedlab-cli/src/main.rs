@@ -10,6 +10,8 @@ mod bench_cmd;
 mod experiment_cmd;
 mod host_check;
 mod host_cmd;
+mod host_fit;
+mod host_suite;
 mod policies_cmd;
 mod profile_cmd;
 mod topo_cmd;

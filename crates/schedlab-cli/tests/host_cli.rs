@@ -497,3 +497,59 @@ fn external_schbench_is_explained() {
     let e = host_err(&["run", "--external", "schbench"]);
     assert!(e.contains("not packaged for Debian"), "{e}");
 }
+
+#[test]
+fn pipe_sides_can_be_pinned_and_a_cpu_outside_the_affinity_is_refused() {
+    let out = host_ok(&["run", "pipe:loops=200,cpu_a=0,cpu_b=0"]);
+    assert!(out.contains("usecs/op"), "{out}");
+    let err = host_err(&["run", "pipe:loops=200,cpu_a=4095"]);
+    assert!(err.contains("cpu_a") && err.contains("may run on"), "{err}");
+}
+
+#[test]
+fn check_needs_a_workload_or_the_suite_and_quick_needs_the_suite() {
+    let err = host_err(&["check"]);
+    assert!(err.contains("--suite") || err.contains("WORKLOAD"), "{err}");
+    let err = host_err(&["check", "pipe:loops=10", "--quick"]);
+    assert!(err.contains("--suite"), "{err}");
+}
+
+#[test]
+fn calibrate_replay_refits_recorded_measurements_without_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("p.toml");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/host-epyc-2cpu/calibration.json"
+    );
+    let out = host_ok(&[
+        "calibrate",
+        "--replay",
+        fixture,
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.contains("re-simulated calibration microbenchmarks"),
+        "{out}"
+    );
+    for what in ["threads, CPU 0-0", "processes, CPU 0-0", "CPU 0-1 (llc)"] {
+        assert!(out.contains(what), "{what} missing:\n{out}");
+    }
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    assert!(
+        text.contains("exit_ns = ") && text.contains("fitted by simulation"),
+        "{text}"
+    );
+    // The file is a valid profile the simulator reads.
+    let run = schedlab()
+        .args(["run", "-t", "1n1l2c1t", "-w", "pipe:loops=100", "--profile"])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}

@@ -6,6 +6,9 @@
 //! With `pairs` > 1 that many independent pairs run at once (will-it-scale context_switch1);
 //! the time is until the last pair is done, and usecs/op is that time over `loops`.
 //!
+//! `cpu_a` / `cpu_b` pin side A / side B to one CPU (as `taskset` would; `auto`, the default,
+//! leaves them unpinned); the host fidelity suite uses them for its pinned cases.
+//!
 //! Host default: 100,000 loops instead of perf's 1,000,000, so a default run takes seconds, not
 //! a minute, on a VM where a cross-CPU round trip costs 35-75 µs.
 
@@ -29,6 +32,8 @@ pub(crate) struct PipeParams {
     pub loops: u64,
     pub threads: bool,
     pub pairs: u64,
+    /// CPUs side A and side B are pinned to (`None`: unpinned).
+    pub pin: [Option<usize>; 2],
 }
 
 impl PipeParams {
@@ -37,7 +42,38 @@ impl PipeParams {
             loops: p.u64("loops", HOST_DEFAULT_LOOPS, 1, 1_000_000_000)?,
             threads: p.bool("threads", false)?,
             pairs: p.u64("pairs", 1, 1, 1024)?,
+            pin: [pin_cpu(p, "cpu_a")?, pin_cpu(p, "cpu_b")?],
         })
+    }
+}
+
+/// An `auto` (unpinned) or CPU-number parameter, checked against this process's affinity.
+fn pin_cpu(p: &mut Params, key: &'static str) -> Result<Option<usize>, HostError> {
+    let Some(cpu) = p.auto_u64(key, 0, 4095)? else {
+        return Ok(None);
+    };
+    let cpu = cpu as usize;
+    if !sys::allowed_cpus().contains(&cpu) {
+        return Err(HostError::BadValue {
+            workload: "pipe".into(),
+            key: key.into(),
+            value: cpu.to_string(),
+            expected: format!(
+                "a CPU this process may run on ({:?}) or auto",
+                sys::allowed_cpus()
+            ),
+        });
+    }
+    Ok(Some(cpu))
+}
+
+/// Pins the calling task to `cpu` if one is given.
+fn pin(cpu: Option<usize>) -> Result<(), Stop> {
+    match cpu {
+        Some(c) => {
+            sys::pin_to_cpu(c).map_err(|e| Stop::Errno(e.raw_os_error().unwrap_or(libc::EINVAL)))
+        }
+        None => Ok(()),
     }
 }
 
@@ -105,8 +141,9 @@ pub(crate) fn run(pp: &PipeParams, limit: Duration) -> Result<PipeReport, HostEr
         let mut threads: Threads<Result<(), Stop>> = Threads::new(stop.clone(), poke.clone());
         for &(first, r, w) in &sides {
             let stop = stop.clone();
+            let cpu = pp.pin[usize::from(!first)];
             let h = std::thread::Builder::new()
-                .spawn(move || side(first, r, w, loops, rw, wr, &stop))
+                .spawn(move || pin(cpu).and_then(|()| side(first, r, w, loops, rw, wr, &stop)))
                 .map_err(|e| HostError::io("pipe: spawning a thread", e))?;
             threads.push(h);
         }
@@ -136,9 +173,12 @@ pub(crate) fn run(pp: &PipeParams, limit: Duration) -> Result<PipeReport, HostEr
         let children = Children::default();
         let guard = ChildrenGuard(children.clone());
         for &(first, r, w) in &sides {
-            let pid = sys::fork_child(|| match side(first, r, w, loops, rw, wr, &NEVER) {
-                Ok(()) => 0,
-                Err(_) => 3,
+            let cpu = pp.pin[usize::from(!first)];
+            let pid = sys::fork_child(|| {
+                match pin(cpu).and_then(|()| side(first, r, w, loops, rw, wr, &NEVER)) {
+                    Ok(()) => 0,
+                    Err(_) => 3,
+                }
             })
             .map_err(|e| HostError::io("pipe: fork", e))?;
             children.push(pid);

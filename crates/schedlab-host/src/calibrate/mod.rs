@@ -22,8 +22,10 @@
 //! * `smt_speed[1]`: per-thread speed of a busy loop with its SMT sibling busy too.
 //!
 //! Each measurement runs in batches until the last 5 batch values lie within 5 % of their
-//! median, or until its share of the time budget or a batch cap is used up; the profile
-//! records the median, the number of batches and the spread. Keys this machine cannot measure
+//! median, or until its share of the time budget or a batch cap is used up; one that does not
+//! settle is measured once more from scratch and then flagged `(not stable)`. The profile
+//! records the median, the number of batches and the spread. A value derived by subtraction
+//! that comes out zero or negative is rejected (the default stands, with the reason). Keys this machine cannot measure
 //! keep the simulator's defaults, with a comment saying why.
 
 //!
@@ -126,6 +128,9 @@ pub struct Calibration {
     pub round_trips: BTreeMap<String, Measurement>,
     /// Wake-up latency to an idle CPU, ns, if a second CPU was available.
     pub idle_wakeup: Option<Measurement>,
+    /// Values whose derivation came out zero or negative (noise between the measurements
+    /// subtracted): not written, the default stands.
+    pub rejected: BTreeMap<String, Measurement>,
 }
 
 /// Measures the host (see the module docs). Takes about `opts.budget`.
@@ -169,7 +174,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     drop((pr, pw));
     // One write plus one read in the same thread: two syscalls and the channel's own kernel
     // work twice (the 4-byte copy is negligible).
-    let op = |m: &Measurement| m.scaled(((m.value - 2.0 * syscall.value) / 2.0).max(0.0));
+    let op = |m: &Measurement| m.scaled((m.value - 2.0 * syscall.value) / 2.0);
     measured.insert("transfer.pipe_op_ns".into(), op(&rw));
     let (ua, ub) = sys::socketpair().map_err(|e| HostError::io("calibrate: socketpair", e))?;
     let unix_rw = write_read(ua.as_raw_fd(), ub.as_raw_fd())?;
@@ -186,12 +191,12 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     let delivery = schedlab_profile::TransferCosts::default().tcp_delivery_ns as f64;
     measured.insert(
         "transfer.tcp_op_ns".into(),
-        tcp_rw.scaled(((tcp_rw.value - 2.0 * syscall.value - delivery) / 2.0).max(0.0)),
+        tcp_rw.scaled((tcp_rw.value - 2.0 * syscall.value - delivery) / 2.0),
     );
 
     let stacked = ping_pong(a, a, 4, false, share, opts, &deadline)?;
     let stacked_mm = ping_pong(a, a, 4, true, share, opts, &deadline)?;
-    let ctx = |m: &Measurement| m.scaled(((m.value - 2.0 * rw.value) / 2.0).max(0.0));
+    let ctx = |m: &Measurement| m.scaled((m.value - 2.0 * rw.value) / 2.0);
     measured.insert("cpu.ctx_switch_ns".into(), ctx(&stacked));
     measured.insert("cpu.ctx_switch_mm_ns".into(), ctx(&stacked_mm));
     round_trips.insert("stacked".to_string(), stacked.clone());
@@ -199,7 +204,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
 
     let big = 64 << 10;
     let per_byte = |big_rt: &Measurement, small_rt: &Measurement| {
-        big_rt.scaled(((big_rt.value - small_rt.value) / (2.0 * big as f64)).max(0.0))
+        big_rt.scaled((big_rt.value - small_rt.value) / (2.0 * big as f64))
     };
     let stacked_big = ping_pong(a, a, big, false, share, opts, &deadline)?;
     let copy = per_byte(&stacked_big, &stacked);
@@ -212,7 +217,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
         let pb = per_byte(&large, &small);
         measured.insert(
             format!("transfer.{}_ns_per_byte", class.key()),
-            pb.scaled((pb.value - copy.value).max(0.0)),
+            pb.scaled(pb.value - copy.value),
         );
         round_trips.insert(class.key().to_string(), small);
         let refetch = measure(share / 4, opts, &deadline, |_| refetch_per_line(x, y, line))?;
@@ -232,7 +237,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     })?;
     measured.insert(
         "wakeup.local_wake_ns".into(),
-        local.scaled((local.value - syscall.value).max(0.0)),
+        local.scaled(local.value - syscall.value),
     );
     let mut idle_wakeup = None;
     if let Some(&b) = topology.cpus.iter().find(|&&c| c != a) {
@@ -242,19 +247,27 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
             wakes.push(wake);
             Ok(lat)
         })?;
-        let wake_m = lat.scaled((median(&mut wakes) - syscall.value).max(0.0));
+        let wake_m = lat.scaled(median(&mut wakes) - syscall.value);
         // The simulator delays a remote wakee by the waker's work before the IPI (its syscall
         // and `remote_wake_ns`), then `ipi_ns`, then the idle exit: the exit is what remains
         // of the measured latency once those are taken out.
         let ipi = schedlab_profile::WakeupCosts::default().ipi_ns as f64;
         let exit = lat.value - ipi - wake_m.value - syscall.value;
         measured.insert("wakeup.remote_wake_ns".into(), wake_m);
-        measured.insert(
-            "wakeup.idle_states[0].exit_ns".into(),
-            lat.scaled(exit.max(0.0)),
-        );
+        measured.insert("wakeup.idle_states[0].exit_ns".into(), lat.scaled(exit));
         idle_wakeup = Some(lat);
     }
+
+    // A value derived by subtraction can come out zero or negative when the parts taken out
+    // were measured under different load: it is not a measurement and is never written.
+    let mut rejected = BTreeMap::new();
+    measured.retain(|k: &String, m: &mut Measurement| {
+        let ok = m.value.is_finite() && m.value > 0.0;
+        if !ok {
+            rejected.insert(k.clone(), m.clone());
+        }
+        ok
+    });
 
     Ok(Calibration {
         cpu_model: host::cpu_model(),
@@ -265,5 +278,6 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
         measured,
         round_trips,
         idle_wakeup,
+        rejected,
     })
 }

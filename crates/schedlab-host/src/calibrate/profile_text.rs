@@ -6,11 +6,49 @@ use super::Calibration;
 use super::host::absent_reason;
 use schedlab_profile::MachineProfile;
 use schedlab_vocab::DistanceClass;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Measured floats are written to four decimals: more would be noise, not precision.
 fn rounded(v: f64) -> f64 {
     (v * 1e4).round() / 1e4
+}
+
+/// How the value at profile key `id` is measured (see the module docs of `calibrate`).
+pub(super) fn method(id: &str) -> &'static str {
+    match id {
+        "cpu.syscall_ns" => "a getppid loop",
+        "cpu.ctx_switch_ns" => {
+            "4 B pipe ping-pong, two threads pinned to one CPU: (round trip - 2 x write+read) / 2"
+        }
+        "cpu.ctx_switch_mm_ns" => {
+            "4 B pipe ping-pong, two processes pinned to one CPU: (round trip - 2 x write+read) / 2"
+        }
+        "cpu.smt_speed" => "busy loop on an SMT pair, per-thread rate over the rate alone",
+        "transfer.pipe_op_ns" | "transfer.unix_op_ns" => {
+            "4 B write+read in one thread, minus 2 syscalls, halved"
+        }
+        "transfer.tcp_op_ns" => {
+            "4 B loopback TCP write+read in one thread, minus 2 syscalls and the default delivery, halved"
+        }
+        "transfer.copy_ns_per_byte" => "64 KiB vs 4 B pipe ping-pong on one CPU, per byte each way",
+        k if k.starts_with("transfer.") => {
+            "64 KiB vs 4 B pipe ping-pong across a CPU pair of the class, per byte, minus copy_ns_per_byte"
+        }
+        k if k.starts_with("cache.refetch_") => {
+            "256 KiB written on one CPU, read on a CPU of the class, minus the hot read, per line"
+        }
+        "wakeup.local_wake_ns" => {
+            "FUTEX_WAKE time with the wakee blocked on the waker's CPU, minus syscall_ns"
+        }
+        "wakeup.remote_wake_ns" => {
+            "FUTEX_WAKE time with the wakee blocked on an idle CPU, minus syscall_ns"
+        }
+        "wakeup.idle_states[0].exit_ns" => {
+            "futex wake-up latency to a CPU idle 200 us, minus ipi_ns, remote_wake_ns and syscall_ns"
+        }
+        _ => "a microbenchmark",
+    }
 }
 
 impl Calibration {
@@ -100,7 +138,12 @@ impl Calibration {
     }
 
     /// The note after a value line: the measurement's statistics, or why the default stands.
-    fn note(&self, profile: &MachineProfile, path: &str) -> Option<String> {
+    fn note(
+        &self,
+        profile: &MachineProfile,
+        fits: &BTreeMap<String, String>,
+        path: &str,
+    ) -> Option<String> {
         match path {
             "schema" | "name" | "source" => return None,
             p if p.ends_with(".name") => return None,
@@ -128,13 +171,22 @@ impl Calibration {
                 };
                 let written = profile.get_number(at).unwrap_or(rounded(m.value));
                 Some(format!(
-                    "measured: median {written} over {} runs, spread {:.1}%{}",
+                    "measured: median {written} over {} runs, spread {:.1}%{} ({}){}",
                     m.runs,
                     m.spread * 100.0,
-                    if m.stable { "" } else { " (not stable)" }
+                    if m.stable { "" } else { " (not stable)" },
+                    method(id),
+                    fits.get(path).map_or(String::new(), |f| format!("; {f}"))
                 ))
             }
-            None => Some(format!("default: {}", self.default_reason(path))),
+            None => match self.rejected.get(id) {
+                Some(m) => Some(format!(
+                    "default: the measured value came out {:.1}, not positive (noise between \
+                     the measurements it is derived from), so it is not written",
+                    m.value
+                )),
+                None => Some(format!("default: {}", self.default_reason(path))),
+            },
         }
     }
 
@@ -142,7 +194,16 @@ impl Calibration {
     /// every key, measured values with their median, runs and spread, the others at their
     /// defaults with the reason.
     pub fn to_profile_toml(&self) -> String {
-        let profile = self.profile();
+        self.to_profile_toml_with(&self.profile(), &BTreeMap::new())
+    }
+
+    /// [`Calibration::to_profile_toml`] for `profile` (this calibration's, adjusted), with a
+    /// note per adjusted key (`fits`, by path) after its measurement's statistics.
+    pub fn to_profile_toml_with(
+        &self,
+        profile: &MachineProfile,
+        fits: &BTreeMap<String, String>,
+    ) -> String {
         let mut preamble = vec![format!(
             "CPUs {}; pairs measured: {}",
             list(&self.topology.cpus),
@@ -175,7 +236,7 @@ impl Calibration {
                 w.spread * 100.0
             ));
         }
-        profile.to_toml_annotated(&preamble, |path| self.note(&profile, path))
+        profile.to_toml_annotated(&preamble, |path| self.note(profile, fits, path))
     }
 
     /// A human-readable table of every measurement with its spread.
@@ -200,7 +261,12 @@ impl Calibration {
                     .iter()
                     .map(|m| ("idle wake-up latency (ns)".to_string(), m)),
             )
-            .chain(self.measured.iter().map(|(k, m)| (k.clone(), m)));
+            .chain(self.measured.iter().map(|(k, m)| (k.clone(), m)))
+            .chain(
+                self.rejected
+                    .iter()
+                    .map(|(k, m)| (format!("{k} (rejected: not positive)"), m)),
+            );
         for (k, m) in rows {
             let _ = writeln!(
                 s,
@@ -238,6 +304,7 @@ mod tests {
             measured: BTreeMap::new(),
             round_trips: BTreeMap::new(),
             idle_wakeup: None,
+            rejected: BTreeMap::new(),
         }
     }
 
@@ -274,7 +341,7 @@ mod tests {
             .insert("transfer.llc_ns_per_byte".into(), m(0.123));
         let text = c.to_profile_toml();
         assert!(
-            text.contains("ctx_switch_ns = 2346  # measured: median 2346 over 7 runs, spread 3.1%"),
+            text.contains("ctx_switch_ns = 2346  # measured: median 2346 over 7 runs, spread 3.1% (4 B pipe ping-pong, two threads pinned to one CPU"),
             "{text}"
         );
         assert!(
@@ -292,5 +359,28 @@ mod tests {
         );
         let v: toml::Value = toml::from_str(&text).unwrap();
         assert_eq!(v["cpu"]["ctx_switch_ns"].as_integer(), Some(2346));
+    }
+
+    #[test]
+    fn a_value_derived_as_zero_or_negative_is_never_written() {
+        let mut c = empty_calibration(vec![0, 1]);
+        c.rejected.insert(
+            "cpu.ctx_switch_ns".into(),
+            Measurement {
+                value: -35.0,
+                runs: 5,
+                spread: 0.02,
+                stable: true,
+            },
+        );
+        let text = c.to_profile_toml();
+        assert!(
+            text.contains("ctx_switch_ns = 1200  # default: the measured value came out -35.0"),
+            "{text}"
+        );
+        assert!(
+            c.report()
+                .contains("cpu.ctx_switch_ns (rejected: not positive)")
+        );
     }
 }

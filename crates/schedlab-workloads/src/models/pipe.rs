@@ -1,5 +1,6 @@
 //! perf bench sched pipe (`tools/perf/bench/sched-pipe.c`, Ingo Molnar's pipe-test-1m): a strict 1:1 ping-pong of 4-byte messages over
 //! two pipes; with `pairs > 1`, will-it-scale context_switch1's N independent pairs.
+//! `cpu_a` / `cpu_b` pin side A / side B to one CPU, as `taskset` does.
 //!
 //! ```text
 //!   A: loop { write(p1); read(p2) }        B: loop { read(p1); write(p2) }
@@ -17,7 +18,7 @@ use schedlab_engine::task::Op;
 use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
 use schedlab_metrics::native::{PipeReport, format_perf_pipe};
 use schedlab_metrics::{Better, Metric};
-use schedlab_topo::Topology;
+use schedlab_topo::{CpuSet, Topology};
 use std::sync::Arc;
 
 /// The catalog entry of `pipe`: its parameters (names as the real tool calls them),
@@ -41,14 +42,39 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
             "the two sides are threads of one process (-T)",
         ),
         param("pairs", "1", "count", "independent ping-pong pairs"),
+        param(
+            "cpu_a",
+            "auto",
+            "count",
+            "pin side A to this CPU (taskset; auto: unpinned)",
+        ),
+        param(
+            "cpu_b",
+            "auto",
+            "count",
+            "pin side B to this CPU (taskset; auto: unpinned)",
+        ),
     ],
     build,
 };
 
-pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadError> {
+pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
     let loops = a.int("loops", 1, u64::MAX / 4)?;
     let threads = a.flag("threads")?;
     let pairs = a.int("pairs", 1, MAX_TASKS / 2)?;
+    let last = topo.nr_cpus().saturating_sub(1) as u64;
+    let pin = |a: &mut Args, key| -> Result<Option<CpuSet>, WorkloadError> {
+        let cpu = a.int_in(key, 0, last)?;
+        if cpu.is_none() {
+            a.resolve(key, "auto");
+        }
+        Ok(cpu.map(|c| {
+            let mut set = CpuSet::new(topo.nr_cpus());
+            set.insert(c as usize);
+            set
+        }))
+    };
+    let (pin_a, pin_b) = (pin(a, "cpu_a")?, pin(a, "cpu_b")?);
     let mut w = Workload::new("pipe");
     for i in 0..pairs {
         let p1 = w.channel(ChannelKind::pipe(), format!("pair{i}.p1"));
@@ -78,6 +104,8 @@ pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadErr
                 Op::EndLoop,
             ],
         );
+        a_side.affinity = pin_a.clone();
+        b_side.affinity = pin_b.clone();
         if threads {
             a_side.mm = Some(i as u32);
             b_side.mm = Some(i as u32);
