@@ -12,6 +12,7 @@ pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod runner;
+pub mod table;
 pub mod validate;
 
 use plan::{Experiment, Plan};
