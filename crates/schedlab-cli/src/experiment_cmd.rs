@@ -74,18 +74,22 @@ pub struct CompareArgs {
     /// Policy variants; the first is the baseline of ratios (default: linux-6.6 and linux-6.6,NO_WAKE_AFFINE).
     #[arg(short = 'v', long = "variant")]
     variants: Vec<String>,
-    /// Sweep a workload parameter: KEY=V1,V2,... (repeatable: Cartesian product).
+    /// Sweep a workload parameter: KEY=V1,V2,... (repeatable for different keys: their
+    /// Cartesian product; a key given twice is an error).
     #[arg(long)]
     sweep: Vec<String>,
-    /// Parallel runs (default: all cores). Results do not depend on it.
-    #[arg(short = 'j', long)]
-    jobs: Option<usize>,
+    /// Parallel runs, 1-1024 (default: all cores). Results do not depend on it.
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
     /// Add repetitions until every ratio's 95% CI is within ±P %.
     #[arg(long = "until-ci", value_name = "P")]
     until_ci: Option<f64>,
-    /// Cap on repetitions for --until-ci.
+    /// Cap on repetitions for --until-ci (only with --until-ci, or an experiment file's until_ci).
     #[arg(long)]
     max_reps: Option<usize>,
+    /// Run a plan larger than the size and time limits (see the error that asks for it).
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     out: OutputArgs,
     /// Write each finished run to this JSON-lines file as it finishes (a new file; an existing
@@ -105,7 +109,7 @@ pub struct CompareArgs {
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
     /// Print the `schedlab.compare/1` JSON instead of the table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "csv")]
     json: bool,
     /// Print CSV instead of the table.
     #[arg(long)]
@@ -114,8 +118,21 @@ pub struct OutputArgs {
     #[arg(long)]
     plot: Option<PathBuf>,
     /// Write a self-contained HTML report.
-    #[arg(long)]
+    #[arg(long, visible_alias = "html", value_name = "FILE.html")]
     report: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// Fails before the work when an output file cannot be written.
+    fn check_writable(&self) -> Result<()> {
+        if let Some(p) = &self.plot {
+            crate::checks::writable(p, "--plot")?;
+        }
+        if let Some(p) = &self.report {
+            crate::checks::writable(p, "--report")?;
+        }
+        Ok(())
+    }
 }
 
 /// `schedlab merge`.
@@ -168,6 +185,7 @@ fn experiment_from(
         e.profile = Some(p.clone());
     }
     if let Some(r) = common.reps {
+        crate::checks::reps("--reps", r)?;
         e.reps = r;
     }
     if let Some(s) = common.seed {
@@ -177,7 +195,23 @@ fn experiment_from(
         e.variants = variants;
     }
     for s in sweep {
-        e.sweep.push(Experiment::parse_sweep(s)?);
+        let axis = Experiment::parse_sweep(s)?;
+        if file.is_some() && e.sweep.iter().any(|(k, _)| *k == axis.0) {
+            bail!(
+                "--sweep {}: the experiment file sweeps '{}' already; change its values in the file, or give another key",
+                axis.0,
+                axis.0
+            );
+        }
+        e.sweep.push(axis);
+    }
+    crate::checks::sweep_keys(&e.sweep)?;
+    for v in &e.variants {
+        crate::checks::variant(v)?;
+    }
+    crate::checks::workload_file(&e.workload)?;
+    if let Some(t) = &common.trace {
+        crate::checks::writable(t, "--trace")?;
     }
     if e.topology == "host" && common.topology.sysfs_root.is_some() {
         bail!("--sysfs-root with run/compare: pass the captured tree's directory as -t instead");
@@ -217,6 +251,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let plan = Plan::new(e);
     let (machine, _) = schedlab_experiment::prepare(&plan)?;
     let mut records = Vec::new();
+    let (bar, _ticker) = run_progress(&plan);
     for rep in 0..plan.experiment.reps {
         let key = RunKey {
             index: rep,
@@ -225,32 +260,134 @@ pub fn run(args: RunArgs) -> Result<()> {
             rep,
         };
         let want_trace = rep == 0 && args.common.trace.is_some();
+        bar.set_message(format!(
+            "repetition {} of {}",
+            rep + 1,
+            plan.experiment.reps
+        ));
         let out = run_one(&plan, &machine, key, want_trace)?;
+        bar.inc(1);
+        bar.suspend(|| -> Result<()> {
+            print_run(&plan, &out, rep, args.json)?;
+            Ok(())
+        })?;
         if let (Some(p), Some(t)) = (&args.common.trace, &out.trace) {
             write_trace(p, t)?;
         }
-        if !args.json {
-            if plan.experiment.reps > 1 {
-                println!("--- repetition {rep} (seed {})", out.record.seed);
-            }
-            println!(
-                "# {} on {} under {}",
-                out.record.workload, plan.experiment.topology, out.record.variant
-            );
-            print!("{}", out.record.result.native);
-            if !out.record.result.native.ends_with('\n') {
-                println!();
-            }
-            println!("# counters");
-            print!("{}", out.counters_text);
-        }
         records.push(out.record);
     }
+    bar.finish_and_clear();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records)?);
     }
     Ok(())
 }
+
+/// Prints one run's native output and counters (nothing with `--json`: the records are
+/// printed together at the end).
+fn print_run(
+    plan: &Plan,
+    out: &schedlab_experiment::runner::SingleRun,
+    rep: usize,
+    json: bool,
+) -> Result<()> {
+    if json {
+        return Ok(());
+    }
+    if plan.experiment.reps > 1 {
+        println!("--- repetition {rep} (seed {})", out.record.seed);
+    }
+    println!(
+        "# {} on {} under {}",
+        out.record.workload, plan.experiment.topology, out.record.variant
+    );
+    print!("{}", out.record.result.native);
+    if !out.record.result.native.ends_with('\n') {
+        println!();
+    }
+    println!("# counters");
+    print!("{}", out.counters_text);
+    Ok(())
+}
+
+/// Progress of `run`: on a terminal a spinner with the repetition, the wall time and the
+/// workload's simulated length; off one, a line on stderr every few seconds. (The engine's
+/// run loop has no progress hook, so the simulated time reached is not shown while a run is
+/// in flight.)
+fn run_progress(
+    plan: &Plan,
+) -> (
+    indicatif::ProgressBar,
+    Option<schedlab_experiment::progress::Ticker>,
+) {
+    let reps = plan.experiment.reps as u64;
+    if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(reps);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {msg}: {pos}/{len} done, {elapsed} elapsed",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        (b, None)
+    } else {
+        let b = schedlab_experiment::progress::hidden_bar(reps);
+        let t = schedlab_experiment::progress::Ticker::start("run", "repetitions", b.clone());
+        (b, Some(t))
+    }
+}
+
+/// Refuses, before any run, a plan past the bounds: too many points, or (without `--force`)
+/// more runs than memory holds or than finish in an hour by a one-run estimate.
+fn check_plan(plan: &Plan, jobs: usize, force: bool) -> Result<()> {
+    use crate::checks::{MAX_POINTS, MAX_RUNS};
+    let points = plan.points.len();
+    if points > MAX_POINTS {
+        bail!("the sweep has {points} points: at most {MAX_POINTS}; sweep fewer values");
+    }
+    let e = &plan.experiment;
+    let reps = if e.until_ci.is_some() {
+        e.max_reps.max(e.reps)
+    } else {
+        e.reps
+    };
+    let runs = points * e.variants.len() * reps;
+    // A finished run is kept in memory as a record of a few KiB until the report is built.
+    let mib = runs * RECORD_BYTES / (1 << 20);
+    if runs > MAX_RUNS && !force {
+        bail!(
+            "the plan has {runs} runs ({points} points × {} variants × {reps} repetitions), about {mib} MiB of results in memory: more than {MAX_RUNS} runs needs --force",
+            e.variants.len()
+        );
+    }
+    if runs >= PILOT_FROM && !force {
+        let machine = Machine::load(plan)?;
+        let t0 = std::time::Instant::now();
+        run_one(plan, &machine, plan.keys(0..1)[0], false)?;
+        let one = t0.elapsed().as_secs_f64();
+        let threads = if jobs == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            jobs
+        };
+        let est = one * runs as f64 / threads as f64;
+        if est > MAX_EST_S {
+            bail!(
+                "the plan has {runs} runs; its first run took {one:.2} s, so about {:.1} h on {threads} threads: more than an hour needs --force (or use --shard to split it)",
+                est / 3600.0
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Bytes one run's record takes in memory (its JSON line is 1-2 KiB; the parsed form more).
+const RECORD_BYTES: usize = 4096;
+/// Plans of this many runs or more are timed by one pilot run before they start.
+const PILOT_FROM: usize = 2000;
+/// The longest estimate that starts without `--force`.
+const MAX_EST_S: f64 = 3600.0;
 
 fn emit(report: &CompareReport, out: &OutputArgs, title: &str) -> Result<()> {
     if out.json {
@@ -296,6 +433,10 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         e.until_ci = Some(p);
     }
     if let Some(m) = args.max_reps {
+        if e.until_ci.is_none() {
+            bail!("--max-reps only applies with --until-ci P (the cap of the repetitions it adds)");
+        }
+        crate::checks::reps("--max-reps", m)?;
         e.max_reps = m;
     }
     let shard = match &args.shard {
@@ -303,6 +444,10 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         None => shard_from_env()?,
     };
     let out_file = args.out_runs.clone();
+    args.out.check_writable()?;
+    if let Some(p) = &out_file {
+        crate::checks::writable(p, "--out")?;
+    }
     if args.resume && out_file.is_none() {
         bail!("--resume needs --out FILE (the file to resume)");
     }
@@ -312,13 +457,21 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         );
     }
     let plan = Plan::new(e);
+    let jobs = args.jobs.unwrap_or(0) as usize;
+    check_plan(&plan, jobs, args.force)?;
+    let tty = std::io::stderr().is_terminal();
+    let planned = plan.keys(0..plan.experiment.reps).len() as u64;
+    let hidden = (!tty).then(|| schedlab_experiment::progress::hidden_bar(planned));
+    let _ticker = hidden
+        .clone()
+        .map(|b| schedlab_experiment::progress::Ticker::start("compare", "runs", b));
     let opts = ExecOptions {
-        jobs: args.jobs.unwrap_or(0),
+        jobs,
         out: out_file.clone(),
         resume: args.resume,
         shard,
-        progress: std::io::stderr().is_terminal(),
-        bar: None,
+        progress: tty,
+        bar: hidden,
     };
     let title = desc.unwrap_or_else(|| {
         format!(
@@ -366,6 +519,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
 
 /// Runs `schedlab merge`.
 pub fn merge(args: MergeArgs) -> Result<()> {
+    args.out.check_writable()?;
     let (plan, report) = schedlab_experiment::merge(&args.files)?;
     let title = format!(
         "{} on {}",

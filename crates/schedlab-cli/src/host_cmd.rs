@@ -169,6 +169,8 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     if let Some(b) = &a.budget {
         opts.budget = duration("budget", b)?;
     }
+    // Minutes of measurement must not end in "cannot write".
+    crate::checks::writable(&a.output, "-o")?;
     eprintln!(
         "calibrating for about {:.0} s ...",
         opts.budget.as_secs_f64()
@@ -176,7 +178,7 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     let c = schedlab_host::calibrate(&opts)?;
     print!("{}", c.report());
     std::fs::write(&a.output, c.to_profile_toml())
-        .with_context(|| format!("writing {}", a.output.display()))?;
+        .with_context(|| format!("-o {}: cannot write", a.output.display()))?;
     println!("wrote {}", a.output.display());
     Ok(())
 }

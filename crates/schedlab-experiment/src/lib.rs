@@ -10,6 +10,7 @@
 pub mod html;
 pub mod plan;
 pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod table;
