@@ -3,7 +3,9 @@
 use crate::topo_cmd::TopologyArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use schedlab_experiment::html::PageMeta;
 use schedlab_experiment::plan::{Experiment, Plan, RunKey, parse_shard, shard_from_env};
+use schedlab_experiment::plot::PlotKind;
 use schedlab_experiment::report::CompareReport;
 use schedlab_experiment::runner::{ExecOptions, Machine, run_one};
 use std::io::IsTerminal;
@@ -114,9 +116,13 @@ pub struct OutputArgs {
     /// Print CSV instead of the table.
     #[arg(long)]
     csv: bool,
-    /// Write an SVG plot (metric against the sweep key, a line per variant).
-    #[arg(long)]
+    /// Write an SVG plot against the sweep key: each variant's ratio to the baseline with its
+    /// 95% confidence interval (with --absolute: the metric itself, ± one standard error).
+    #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Plot the metric itself instead of the ratio to the baseline.
+    #[arg(long, requires = "plot")]
+    absolute: bool,
     /// Write a self-contained HTML report.
     #[arg(long, visible_alias = "html", value_name = "FILE.html")]
     report: Option<PathBuf>,
@@ -389,7 +395,7 @@ const PILOT_FROM: usize = 2000;
 /// The longest estimate that starts without `--force`.
 const MAX_EST_S: f64 = 3600.0;
 
-fn emit(report: &CompareReport, out: &OutputArgs, title: &str) -> Result<()> {
+fn emit(report: &CompareReport, out: &OutputArgs, description: Option<String>) -> Result<()> {
     if out.json {
         println!("{}", report.to_json());
     } else if out.csv {
@@ -397,21 +403,51 @@ fn emit(report: &CompareReport, out: &OutputArgs, title: &str) -> Result<()> {
     } else {
         print!("{}", report.to_table());
     }
-    let svg = if out.plot.is_some() || out.report.is_some() {
-        Some(schedlab_experiment::plot::to_svg(report, title).map_err(anyhow::Error::msg)?)
-    } else {
-        None
-    };
-    if let (Some(p), Some(s)) = (&out.plot, &svg) {
-        std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;
+    if let Some(p) = &out.plot {
+        let kind = if out.absolute {
+            PlotKind::Absolute
+        } else {
+            PlotKind::Ratio
+        };
+        let svg = schedlab_experiment::plot::to_svg(report, kind).map_err(anyhow::Error::msg)?;
+        std::fs::write(p, svg).with_context(|| format!("--plot {}: cannot write", p.display()))?;
         eprintln!("plot: {}", p.display());
     }
-    if let (Some(p), Some(s)) = (&out.report, &svg) {
-        std::fs::write(p, schedlab_experiment::html::to_html(report, s, title))
-            .with_context(|| format!("cannot write {}", p.display()))?;
+    if let Some(p) = &out.report {
+        let meta = PageMeta {
+            version: format!(
+                "{} (commit {})",
+                env!("CARGO_PKG_VERSION"),
+                env!("SCHEDLAB_COMMIT")
+            ),
+            command: command_line(),
+            description,
+        };
+        let page = schedlab_experiment::html::to_html(report, &meta).map_err(anyhow::Error::msg)?;
+        std::fs::write(p, page)
+            .with_context(|| format!("--report {}: cannot write", p.display()))?;
         eprintln!("report: {}", p.display());
     }
     Ok(())
+}
+
+/// The command line as typed, each argument quoted for a POSIX shell where it needs it.
+fn command_line() -> String {
+    std::env::args()
+        .enumerate()
+        .map(|(i, a)| {
+            let a = if i == 0 { "schedlab".to_string() } else { a };
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.,:=/+@%".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Runs `schedlab compare`.
@@ -473,12 +509,6 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         progress: tty,
         bar: hidden,
     };
-    let title = desc.unwrap_or_else(|| {
-        format!(
-            "{} on {}",
-            plan.experiment.workload, plan.experiment.topology
-        )
-    });
     let out = schedlab_experiment::compare(&plan, &opts)?;
     if let Some(tr) = &args.common.trace {
         let machine = Machine::load(&plan)?;
@@ -501,7 +531,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         );
         return Ok(());
     }
-    emit(&out.report, &args.out, &title)?;
+    emit(&out.report, &args.out, desc)?;
     if out.interrupted {
         eprintln!(
             "interrupted: {} runs finished and kept{}",
@@ -520,10 +550,6 @@ pub fn compare(args: CompareArgs) -> Result<()> {
 /// Runs `schedlab merge`.
 pub fn merge(args: MergeArgs) -> Result<()> {
     args.out.check_writable()?;
-    let (plan, report) = schedlab_experiment::merge(&args.files)?;
-    let title = format!(
-        "{} on {}",
-        plan.experiment.workload, plan.experiment.topology
-    );
-    emit(&report, &args.out, &title)
+    let (_, report) = schedlab_experiment::merge(&args.files)?;
+    emit(&report, &args.out, None)
 }

@@ -221,3 +221,41 @@ fn the_version_names_the_commit() {
         .success()
         .stdout(predicate::str::contains("(commit "));
 }
+
+#[test]
+fn plots_are_ratio_by_default_absolute_on_request_and_log_x_for_doubling_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ratio, abs) = (dir.path().join("r.svg"), dir.path().join("a.svg"));
+    let base = [
+        "compare",
+        "-w",
+        QUICK,
+        "--reps",
+        "2",
+        "--sweep",
+        "loops=10,20,40,80",
+    ];
+    schedlab()
+        .args(base)
+        .arg("--plot")
+        .arg(&ratio)
+        .assert()
+        .success();
+    schedlab()
+        .args(base)
+        .arg("--plot")
+        .arg(&abs)
+        .arg("--absolute")
+        .assert()
+        .success();
+    let r = std::fs::read_to_string(&ratio).unwrap();
+    let a = std::fs::read_to_string(&abs).unwrap();
+    assert!(r.contains("(baseline = 1)") && r.contains("95% confidence interval"));
+    assert!(a.contains("one standard error") && !a.contains("(baseline = 1)"));
+    assert!(
+        r.contains("loops (log scale)"),
+        "a doubling sweep gets a log x axis"
+    );
+    assert!(r.contains("lower is better") || r.contains("higher is better"));
+    refused(&["compare", "-w", QUICK, "--absolute"], "--plot");
+}
