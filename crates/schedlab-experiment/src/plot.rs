@@ -200,7 +200,7 @@ pub fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, String> 
         // Variants sit a little apart at each x so their error bars do not hide each other.
         let dodge = (x1 - x0).max(1.0) * 0.01;
         let mid = (all.len() as f64 - 1.0) / 2.0;
-        let pts: Vec<(String, usize, Vec<(f64, f64, f64, f64)>)> = all
+        let pts: Vec<Line> = all
             .iter()
             .enumerate()
             .map(|(i, s)| {
@@ -240,7 +240,9 @@ pub fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, String> 
     Ok(buf)
 }
 
-type Pts = [(String, usize, Vec<(f64, f64, f64, f64)>)];
+/// A variant's name, index and (x, y, low, high) points.
+type Line = (String, usize, Vec<(f64, f64, f64, f64)>);
+type Pts = [Line];
 
 /// Decimals of y tick labels for a range: enough to tell ticks a tenth of it apart.
 fn axis_decimals(lo: f64, hi: f64) -> usize {
