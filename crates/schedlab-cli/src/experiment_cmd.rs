@@ -3,7 +3,9 @@
 use crate::topo_cmd::TopologyArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use schedlab_experiment::html::PageMeta;
 use schedlab_experiment::plan::{Experiment, Plan, RunKey, parse_shard, shard_from_env};
+use schedlab_experiment::plot::PlotKind;
 use schedlab_experiment::report::CompareReport;
 use schedlab_experiment::runner::{ExecOptions, Machine, run_one};
 use std::io::IsTerminal;
@@ -75,18 +77,22 @@ pub struct CompareArgs {
     /// Policy variants; the first is the baseline of ratios (default: linux-6.6 and linux-6.6,NO_WAKE_AFFINE).
     #[arg(short = 'v', long = "variant")]
     variants: Vec<String>,
-    /// Sweep a workload parameter: KEY=V1,V2,... (repeatable: Cartesian product).
+    /// Sweep a workload parameter: KEY=V1,V2,... (repeatable for different keys: their
+    /// Cartesian product; a key given twice is an error).
     #[arg(long)]
     sweep: Vec<String>,
-    /// Parallel runs (default: all cores). Results do not depend on it.
-    #[arg(short = 'j', long)]
-    jobs: Option<usize>,
+    /// Parallel runs, 1-1024 (default: all cores). Results do not depend on it.
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
     /// Add repetitions until every ratio's 95% CI is within ±P %.
     #[arg(long = "until-ci", value_name = "P")]
     until_ci: Option<f64>,
-    /// Cap on repetitions for --until-ci.
+    /// Cap on repetitions for --until-ci (only with --until-ci, or an experiment file's until_ci).
     #[arg(long)]
     max_reps: Option<usize>,
+    /// Run a plan larger than the size and time limits (see the error that asks for it).
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     out: OutputArgs,
     /// Write each finished run to this JSON-lines file as it finishes (a new file; an existing
@@ -106,17 +112,34 @@ pub struct CompareArgs {
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
     /// Print the `schedlab.compare/1` JSON instead of the table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "csv")]
     json: bool,
     /// Print CSV instead of the table.
     #[arg(long)]
     csv: bool,
-    /// Write an SVG plot (metric against the sweep key, a line per variant).
-    #[arg(long)]
+    /// Write an SVG plot against the sweep key: each variant's ratio to the baseline with its
+    /// 95% confidence interval (with --absolute: the metric itself, ± one standard error).
+    #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Plot the metric itself instead of the ratio to the baseline.
+    #[arg(long, requires = "plot")]
+    absolute: bool,
     /// Write a self-contained HTML report.
-    #[arg(long)]
+    #[arg(long, visible_alias = "html", value_name = "FILE.html")]
     report: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// Fails before the work when an output file cannot be written.
+    fn check_writable(&self) -> Result<()> {
+        if let Some(p) = &self.plot {
+            crate::checks::writable(p, "--plot")?;
+        }
+        if let Some(p) = &self.report {
+            crate::checks::writable(p, "--report")?;
+        }
+        Ok(())
+    }
 }
 
 /// `schedlab merge`.
@@ -169,6 +192,7 @@ fn experiment_from(
         e.profile = Some(p.clone());
     }
     if let Some(r) = common.reps {
+        crate::checks::reps("--reps", r)?;
         e.reps = r;
     }
     if let Some(s) = common.seed {
@@ -178,7 +202,23 @@ fn experiment_from(
         e.variants = variants;
     }
     for s in sweep {
-        e.sweep.push(Experiment::parse_sweep(s)?);
+        let axis = Experiment::parse_sweep(s)?;
+        if file.is_some() && e.sweep.iter().any(|(k, _)| *k == axis.0) {
+            bail!(
+                "--sweep {}: the experiment file sweeps '{}' already; change its values in the file, or give another key",
+                axis.0,
+                axis.0
+            );
+        }
+        e.sweep.push(axis);
+    }
+    crate::checks::sweep_keys(&e.sweep)?;
+    for v in &e.variants {
+        crate::checks::variant(v)?;
+    }
+    crate::checks::workload_file(&e.workload)?;
+    if let Some(t) = &common.trace {
+        crate::checks::writable(t, "--trace")?;
     }
     if e.topology == "host" && common.topology.sysfs_root.is_some() {
         bail!("--sysfs-root with run/compare: pass the captured tree's directory as -t instead");
@@ -218,6 +258,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let plan = Plan::new(e);
     let (machine, _) = schedlab_experiment::prepare(&plan)?;
     let mut records = Vec::new();
+    let (bar, _ticker) = run_progress(&plan);
     for rep in 0..plan.experiment.reps {
         let key = RunKey {
             index: rep,
@@ -226,35 +267,137 @@ pub fn run(args: RunArgs) -> Result<()> {
             rep,
         };
         let want_trace = rep == 0 && args.common.trace.is_some();
+        bar.set_message(format!(
+            "repetition {} of {}",
+            rep + 1,
+            plan.experiment.reps
+        ));
         let out = run_one(&plan, &machine, key, want_trace)?;
+        bar.inc(1);
+        bar.suspend(|| -> Result<()> {
+            print_run(&plan, &out, rep, args.json)?;
+            Ok(())
+        })?;
         if let (Some(p), Some(t)) = (&args.common.trace, &out.trace) {
             write_trace(p, t)?;
         }
-        if !args.json {
-            if plan.experiment.reps > 1 {
-                println!("--- repetition {rep} (seed {})", out.record.seed);
-            }
-            println!(
-                "# {} on {} under {}",
-                out.record.workload, plan.experiment.topology, out.record.variant
-            );
-            print!("{}", out.record.result.native);
-            if !out.record.result.native.ends_with('\n') {
-                println!();
-            }
-            println!("# counters");
-            print!("{}", out.counters_text);
-            print!("{}", out.wake_graph_text);
-        }
         records.push(out.record);
     }
+    bar.finish_and_clear();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records)?);
     }
     Ok(())
 }
 
-fn emit(report: &CompareReport, out: &OutputArgs, title: &str) -> Result<()> {
+/// Prints one run's native output and counters (nothing with `--json`: the records are
+/// printed together at the end).
+fn print_run(
+    plan: &Plan,
+    out: &schedlab_experiment::runner::SingleRun,
+    rep: usize,
+    json: bool,
+) -> Result<()> {
+    if json {
+        return Ok(());
+    }
+    if plan.experiment.reps > 1 {
+        println!("--- repetition {rep} (seed {})", out.record.seed);
+    }
+    println!(
+        "# {} on {} under {}",
+        out.record.workload, plan.experiment.topology, out.record.variant
+    );
+    print!("{}", out.record.result.native);
+    if !out.record.result.native.ends_with('\n') {
+        println!();
+    }
+    println!("# counters");
+    print!("{}", out.counters_text);
+    print!("{}", out.wake_graph_text);
+    Ok(())
+}
+
+/// Progress of `run`: on a terminal a spinner with the repetition, the wall time and the
+/// workload's simulated length; off one, a line on stderr every few seconds. (The engine's
+/// run loop has no progress hook, so the simulated time reached is not shown while a run is
+/// in flight.)
+fn run_progress(
+    plan: &Plan,
+) -> (
+    indicatif::ProgressBar,
+    Option<schedlab_experiment::progress::Ticker>,
+) {
+    let reps = plan.experiment.reps as u64;
+    if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(reps);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {msg}: {pos}/{len} done, {elapsed} elapsed",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        (b, None)
+    } else {
+        let b = schedlab_experiment::progress::hidden_bar(reps);
+        let t = schedlab_experiment::progress::Ticker::start("run", "repetitions", b.clone());
+        (b, Some(t))
+    }
+}
+
+/// Refuses, before any run, a plan past the bounds: too many points, or (without `--force`)
+/// more runs than memory holds or than finish in an hour by a one-run estimate.
+fn check_plan(plan: &Plan, jobs: usize, force: bool) -> Result<()> {
+    use crate::checks::{MAX_POINTS, MAX_RUNS};
+    let points = plan.points.len();
+    if points > MAX_POINTS {
+        bail!("the sweep has {points} points: at most {MAX_POINTS}; sweep fewer values");
+    }
+    let e = &plan.experiment;
+    let reps = if e.until_ci.is_some() {
+        e.max_reps.max(e.reps)
+    } else {
+        e.reps
+    };
+    let runs = points * e.variants.len() * reps;
+    // A finished run is kept in memory as a record of a few KiB until the report is built.
+    let mib = runs * RECORD_BYTES / (1 << 20);
+    if runs > MAX_RUNS && !force {
+        bail!(
+            "the plan has {runs} runs ({points} points × {} variants × {reps} repetitions), about {mib} MiB of results in memory: more than {MAX_RUNS} runs needs --force",
+            e.variants.len()
+        );
+    }
+    if runs >= PILOT_FROM && !force {
+        let machine = Machine::load(plan)?;
+        let t0 = std::time::Instant::now();
+        run_one(plan, &machine, plan.keys(0..1)[0], false)?;
+        let one = t0.elapsed().as_secs_f64();
+        let threads = if jobs == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            jobs
+        };
+        let est = one * runs as f64 / threads as f64;
+        if est > MAX_EST_S {
+            bail!(
+                "the plan has {runs} runs; its first run took {one:.2} s, so about {:.1} h on {threads} threads: more than an hour needs --force (or use --shard to split it)",
+                est / 3600.0
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Bytes one run's record takes in memory (its JSON line is 1-2 KiB; the parsed form more).
+const RECORD_BYTES: usize = 4096;
+/// Plans of this many runs or more are timed by one pilot run before they start.
+const PILOT_FROM: usize = 2000;
+/// The longest estimate that starts without `--force`.
+const MAX_EST_S: f64 = 3600.0;
+
+fn emit(report: &CompareReport, out: &OutputArgs, description: Option<String>) -> Result<()> {
     if out.json {
         println!("{}", report.to_json());
     } else if out.csv {
@@ -262,21 +405,51 @@ fn emit(report: &CompareReport, out: &OutputArgs, title: &str) -> Result<()> {
     } else {
         print!("{}", report.to_table());
     }
-    let svg = if out.plot.is_some() || out.report.is_some() {
-        Some(schedlab_experiment::plot::to_svg(report, title).map_err(anyhow::Error::msg)?)
-    } else {
-        None
-    };
-    if let (Some(p), Some(s)) = (&out.plot, &svg) {
-        std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;
+    if let Some(p) = &out.plot {
+        let kind = if out.absolute {
+            PlotKind::Absolute
+        } else {
+            PlotKind::Ratio
+        };
+        let svg = schedlab_experiment::plot::to_svg(report, kind).map_err(anyhow::Error::msg)?;
+        std::fs::write(p, svg).with_context(|| format!("--plot {}: cannot write", p.display()))?;
         eprintln!("plot: {}", p.display());
     }
-    if let (Some(p), Some(s)) = (&out.report, &svg) {
-        std::fs::write(p, schedlab_experiment::html::to_html(report, s, title))
-            .with_context(|| format!("cannot write {}", p.display()))?;
+    if let Some(p) = &out.report {
+        let meta = PageMeta {
+            version: format!(
+                "{} (commit {})",
+                env!("CARGO_PKG_VERSION"),
+                env!("SCHEDLAB_COMMIT")
+            ),
+            command: command_line(),
+            description,
+        };
+        let page = schedlab_experiment::html::to_html(report, &meta).map_err(anyhow::Error::msg)?;
+        std::fs::write(p, page)
+            .with_context(|| format!("--report {}: cannot write", p.display()))?;
         eprintln!("report: {}", p.display());
     }
     Ok(())
+}
+
+/// The command line as typed, each argument quoted for a POSIX shell where it needs it.
+fn command_line() -> String {
+    std::env::args()
+        .enumerate()
+        .map(|(i, a)| {
+            let a = if i == 0 { "schedlab".to_string() } else { a };
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.,:=/+@%".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Runs `schedlab compare`.
@@ -298,6 +471,10 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         e.until_ci = Some(p);
     }
     if let Some(m) = args.max_reps {
+        if e.until_ci.is_none() {
+            bail!("--max-reps only applies with --until-ci P (the cap of the repetitions it adds)");
+        }
+        crate::checks::reps("--max-reps", m)?;
         e.max_reps = m;
     }
     let shard = match &args.shard {
@@ -305,6 +482,10 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         None => shard_from_env()?,
     };
     let out_file = args.out_runs.clone();
+    args.out.check_writable()?;
+    if let Some(p) = &out_file {
+        crate::checks::writable(p, "--out")?;
+    }
     if args.resume && out_file.is_none() {
         bail!("--resume needs --out FILE (the file to resume)");
     }
@@ -314,20 +495,22 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         );
     }
     let plan = Plan::new(e);
+    let jobs = args.jobs.unwrap_or(0) as usize;
+    check_plan(&plan, jobs, args.force)?;
+    let tty = std::io::stderr().is_terminal();
+    let planned = plan.keys(0..plan.experiment.reps).len() as u64;
+    let hidden = (!tty).then(|| schedlab_experiment::progress::hidden_bar(planned));
+    let _ticker = hidden
+        .clone()
+        .map(|b| schedlab_experiment::progress::Ticker::start("compare", "runs", b));
     let opts = ExecOptions {
-        jobs: args.jobs.unwrap_or(0),
+        jobs,
         out: out_file.clone(),
         resume: args.resume,
         shard,
-        progress: std::io::stderr().is_terminal(),
-        bar: None,
+        progress: tty,
+        bar: hidden,
     };
-    let title = desc.unwrap_or_else(|| {
-        format!(
-            "{} on {}",
-            plan.experiment.workload, plan.experiment.topology
-        )
-    });
     let out = schedlab_experiment::compare(&plan, &opts)?;
     if let Some(tr) = &args.common.trace {
         let machine = Machine::load(&plan)?;
@@ -350,7 +533,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         );
         return Ok(());
     }
-    emit(&out.report, &args.out, &title)?;
+    emit(&out.report, &args.out, desc)?;
     if out.interrupted {
         eprintln!(
             "interrupted: {} runs finished and kept{}",
@@ -368,10 +551,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
 
 /// Runs `schedlab merge`.
 pub fn merge(args: MergeArgs) -> Result<()> {
-    let (plan, report) = schedlab_experiment::merge(&args.files)?;
-    let title = format!(
-        "{} on {}",
-        plan.experiment.workload, plan.experiment.topology
-    );
-    emit(&report, &args.out, &title)
+    args.out.check_writable()?;
+    let (_, report) = schedlab_experiment::merge(&args.files)?;
+    emit(&report, &args.out, None)
 }

@@ -215,6 +215,8 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     if let Some(b) = &a.budget {
         opts.budget = duration("budget", b)?;
     }
+    // Minutes of measurement must not end in "cannot write".
+    crate::checks::writable(&a.output, "-o")?;
     eprintln!(
         "calibrating for about {:.0} s ...",
         opts.budget.as_secs_f64()
@@ -241,7 +243,7 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     let (fitted, rows) = crate::host_fit::fit("host", &c.profile(), &targets, &variant)?;
     print!("{}", crate::host_fit::render(&rows));
     let text = c.to_profile_toml_with(&fitted, &crate::host_fit::notes(&rows));
-    std::fs::write(&a.output, text).with_context(|| format!("writing {}", a.output.display()))?;
+    std::fs::write(&a.output, text).with_context(|| format!("-o {}: cannot write", a.output.display()))?;
     println!("wrote {}", a.output.display());
     Ok(())
 }

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod alloc;
 mod bench_cmd;
+mod checks;
 mod experiment_cmd;
 mod host_check;
 mod host_cmd;

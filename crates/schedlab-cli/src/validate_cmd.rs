@@ -75,12 +75,14 @@ pub fn run(args: ValidateArgs) -> Result<Verdict> {
         let doc = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         splice_generated(&doc, "")?;
+        crate::checks::writable(path, "--markdown")?;
     }
     let tty = std::io::stderr().is_terminal();
     let opts = ValidateOptions {
         quick: args.quick,
         jobs: args.jobs.unwrap_or(0) as usize,
         progress: tty,
+        ticker: !tty,
     };
     let text = !args.json;
     let results = run_cases(&cases, &opts, |r| {

@@ -87,6 +87,30 @@ fn compare_writes_json_csv_plot_and_report() {
             "report references an external resource: {external}"
         );
     }
+    // The header says how the page was made; verdicts carry a direction; the raw JSON is
+    // folded away, not on the page.
+    for needle in [
+        "(commit ",
+        "schedlab compare -w pipe:loops=300",
+        "seed</td><td>1 ",
+        "built-in profile of desktop-4c8t",
+        "Ratio to the baseline",
+        "<details><summary>Raw JSON",
+    ] {
+        assert!(page.contains(needle), "report lacks {needle:?}");
+    }
+    assert!(
+        page.contains("class=\"better\"")
+            || page.contains("class=\"worse\"")
+            || page.contains("class=\"same\"")
+    );
+    assert!(
+        !page.contains(".0000<"),
+        "integer counters printed with decimals"
+    );
+    // The default plot is the ratio to the baseline, in the Okabe-Ito colours.
+    assert!(svg_text.contains("/ linux-6.6"), "not a ratio plot");
+    assert!(svg_text.contains("#0072B2"), "not the Okabe-Ito palette");
     schedlab()
         .args([
             "compare",

@@ -10,8 +10,10 @@
 pub mod html;
 pub mod plan;
 pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod runner;
+pub mod table;
 pub mod validate;
 
 use plan::{Experiment, Plan};

@@ -1,13 +1,14 @@
 //! Comparison reports: per point, each variant's mean (standard error), the ratio to the first
-//! variant with its confidence interval, and a significance verdict from a paired test over
-//! seeds (common random numbers). Rendered as an mmtests-style table, JSON
-//! (`schedlab.compare/1`, documented in docs/compare-schema.md), CSV, an SVG plot and a
-//! self-contained HTML page.
+//! variant with its confidence interval, and a verdict with a direction ("better 6.7 %",
+//! "worse 2.02x", "no significant difference") from a paired test over seeds (common random
+//! numbers). Rendered as an mmtests-style table (`table`), JSON (`schedlab.compare/1`,
+//! documented in docs/compare-schema.md), CSV, SVG plots (`plot`) and a self-contained HTML
+//! page (`html`).
 
 use crate::plan::Plan;
 use crate::runner::{RunRecord, group};
 use schedlab_metrics::Better;
-use schedlab_metrics::stats::{compare_samples, summarize, verdict};
+use schedlab_metrics::stats::{compare_samples, summarize};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -51,6 +52,128 @@ pub struct VariantStats {
     pub significant: bool,
     /// Mean counters over repetitions.
     pub counters: BTreeMap<String, f64>,
+    /// The comparison in words, with its direction (absent in files written before it was
+    /// added; [`VariantStats::verdict_or_derived`] rebuilds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+/// Which way a variant differs from the baseline, by the metric's direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The first variant itself.
+    Baseline,
+    /// Significantly better.
+    Better,
+    /// Significantly worse.
+    Worse,
+    /// No significant difference.
+    Same,
+    /// No interval and no test: fewer than two repetitions.
+    NoInterval,
+    /// No ratio: a mean is not positive or a sample is missing.
+    Undefined,
+}
+
+/// A verdict: direction, the % gain (mmtests' sign: positive is better whichever way the
+/// metric points) and the words the table and the HTML page print.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Which way.
+    pub direction: Direction,
+    /// `(ratio - 1) * 100` for higher-is-better metrics, `(1 - ratio) * 100` for
+    /// lower-is-better ones; `null` without a ratio.
+    pub gain_pct: f64,
+    /// `better 6.7 %`, `worse 2.02x`, `no significant difference`, `n=1: no interval`.
+    pub text: String,
+}
+
+/// The % gain of a ratio, positive when better (mmtests' convention).
+pub fn gain_pct(ratio: f64, better: Better) -> f64 {
+    match better {
+        Better::Higher => (ratio - 1.0) * 100.0,
+        Better::Lower => (1.0 - ratio) * 100.0,
+    }
+}
+
+/// A magnitude in words: a factor (`2.02x`) from a doubling or halving on, else a percentage
+/// with two significant digits at least (`6.7 %`, `0.42 %`).
+fn magnitude(ratio: f64, gain: f64) -> String {
+    let factor = ratio.max(1.0 / ratio);
+    if factor >= 2.0 {
+        format!("{factor:.2}x")
+    } else if gain.abs() < 1.0 {
+        format!("{:.2} %", gain.abs())
+    } else {
+        format!("{:.1} %", gain.abs())
+    }
+}
+
+/// The verdict of a non-baseline variant. `n` is the smaller number of repetitions of the two.
+pub fn verdict_for(
+    ratio: f64,
+    ci_low: f64,
+    ci_high: f64,
+    significant: bool,
+    better: Better,
+    n: usize,
+) -> Verdict {
+    let gain = gain_pct(ratio, better);
+    let (direction, text) = if !ratio.is_finite() {
+        (
+            Direction::Undefined,
+            "no ratio (a mean is not positive, or runs are missing)".to_string(),
+        )
+    } else if n < 2 || ci_low.is_nan() || ci_high.is_nan() {
+        (Direction::NoInterval, format!("n={n}: no interval"))
+    } else if !significant || ratio == 1.0 {
+        (Direction::Same, "no significant difference".to_string())
+    } else if gain > 0.0 {
+        (
+            Direction::Better,
+            format!("better {}", magnitude(ratio, gain)),
+        )
+    } else {
+        (
+            Direction::Worse,
+            format!("worse {}", magnitude(ratio, gain)),
+        )
+    };
+    Verdict {
+        direction,
+        gain_pct: gain,
+        text,
+    }
+}
+
+impl VariantStats {
+    /// The stored verdict, or the one its numbers give (reports read from older files).
+    pub fn verdict_or_derived(
+        &self,
+        better: Better,
+        baseline_n: usize,
+        is_baseline: bool,
+    ) -> Verdict {
+        if let Some(v) = &self.verdict {
+            return v.clone();
+        }
+        if is_baseline {
+            return Verdict {
+                direction: Direction::Baseline,
+                gain_pct: 0.0,
+                text: "baseline".into(),
+            };
+        }
+        verdict_for(
+            self.ratio,
+            self.ci_low,
+            self.ci_high,
+            self.significant,
+            better,
+            self.samples.len().min(baseline_n),
+        )
+    }
 }
 
 /// One sweep point.
@@ -73,6 +196,12 @@ pub struct CompareReport {
     pub workload: String,
     /// Compared metric.
     pub metric: MetricInfo,
+    /// Base seed of the repetitions (absent in files written before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Machine profile file, when one was given (`None`: the preset's built-in profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// Points.
     pub points: Vec<PointStats>,
 }
@@ -119,6 +248,22 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
                     }
                 }
             }
+            let verdict = if vi == 0 {
+                Verdict {
+                    direction: Direction::Baseline,
+                    gain_pct: 0.0,
+                    text: "baseline".into(),
+                }
+            } else {
+                verdict_for(
+                    ratio,
+                    ci_low,
+                    ci_high,
+                    significant,
+                    metric.better,
+                    samples.len().min(base_samples.len()),
+                )
+            };
             let variant = recs
                 .first()
                 .map(|r| r.variant.clone())
@@ -134,6 +279,7 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
                 p_value,
                 significant,
                 counters,
+                verdict: Some(verdict),
             });
         }
         points.push(PointStats {
@@ -146,6 +292,12 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
         topology: plan.experiment.topology.clone(),
         workload: plan.experiment.workload.clone(),
         metric: metric.clone(),
+        seed: Some(plan.experiment.seed),
+        profile: plan
+            .experiment
+            .profile
+            .as_ref()
+            .map(|p| p.display().to_string()),
         points,
     }
 }
@@ -218,20 +370,6 @@ pub fn metric_value(r: &RunRecord, name: &str) -> f64 {
     r.result.metric(name).map_or(f64::NAN, |m| m.value)
 }
 
-fn fmt_num(x: f64) -> String {
-    if !x.is_finite() {
-        return "n/a".into();
-    }
-    let a = x.abs();
-    if a >= 1e6 || (a > 0.0 && a < 1e-3) {
-        format!("{x:.4e}")
-    } else if a >= 100.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.4}")
-    }
-}
-
 impl CompareReport {
     /// The largest confidence-interval half-width of any ratio, in percent of the ratio.
     pub fn worst_ci_pct(&self) -> f64 {
@@ -249,92 +387,9 @@ impl CompareReport {
         worst
     }
 
-    /// The mmtests-style table, with verdicts in words.
+    /// The mmtests-style table (see [`crate::table`]).
     pub fn to_table(&self) -> String {
-        let better = match self.metric.better {
-            Better::Higher => "higher is better",
-            Better::Lower => "lower is better",
-        };
-        let mut out = format!(
-            "{} on {}: {} [{}], {}; mean (stderr) over {} repetition(s), ratio to the first variant [95% CI]\n",
-            self.workload,
-            self.topology,
-            self.metric.name,
-            self.metric.unit,
-            better,
-            self.points
-                .first()
-                .and_then(|p| p.variants.first())
-                .map_or(0, |v| v.samples.len())
-        );
-        let names: Vec<&str> = self
-            .points
-            .first()
-            .map(|p| p.variants.iter().map(|v| v.variant.as_str()).collect())
-            .unwrap_or_default();
-        for (i, n) in names.iter().enumerate() {
-            out.push_str(&format!("  [{i}] {n}\n"));
-        }
-        let label_w = self
-            .points
-            .iter()
-            .map(|p| point_label(p).len())
-            .max()
-            .unwrap_or(5)
-            .max(5);
-        out.push_str(&format!("{:<label_w$}", "point"));
-        for i in 0..names.len() {
-            out.push_str(&format!("  {:>40}", format!("[{i}]")));
-        }
-        out.push('\n');
-        let mut notes = Vec::new();
-        for p in &self.points {
-            out.push_str(&format!("{:<label_w$}", point_label(p)));
-            for (i, v) in p.variants.iter().enumerate() {
-                let cell = if i == 0 {
-                    format!("{} ({})", fmt_num(v.mean), fmt_num(v.stderr))
-                } else {
-                    let mark = if v.significant { "*" } else { " " };
-                    format!(
-                        "{} ({}) {mark}{:.3}x{mark} [{:.3},{:.3}]",
-                        fmt_num(v.mean),
-                        fmt_num(v.stderr),
-                        v.ratio,
-                        v.ci_low,
-                        v.ci_high
-                    )
-                };
-                out.push_str(&format!("  {cell:>40}"));
-            }
-            out.push('\n');
-            for (i, v) in p.variants.iter().enumerate().skip(1) {
-                let est = schedlab_metrics::stats::RatioEstimate {
-                    ratio: v.ratio,
-                    ci_low: v.ci_low,
-                    ci_high: v.ci_high,
-                    p_value: v.p_value,
-                    significant: v.significant,
-                };
-                let words = verdict(&est, self.metric.better == Better::Higher);
-                notes.push(format!(
-                    "{}: [{i}] vs [0]: {words} (ratio {:.3}, p = {})",
-                    point_label(p),
-                    v.ratio,
-                    if v.p_value.is_finite() {
-                        format!("{:.3}", v.p_value)
-                    } else {
-                        "n/a".into()
-                    }
-                ));
-            }
-        }
-        if !notes.is_empty() {
-            out.push_str("verdicts (* = significant at 95%, paired t-test over seeds):\n");
-            for n in notes {
-                out.push_str(&format!("  {n}\n"));
-            }
-        }
-        out
+        crate::table::to_table(self)
     }
 
     /// One CSV row per (point, variant).
@@ -362,13 +417,18 @@ impl CompareReport {
                 "ci_high",
                 "p_value",
                 "significant",
+                "direction",
+                "gain_pct",
+                "verdict",
             ]
             .iter()
             .map(|s| s.to_string()),
         );
         let _ = w.write_record(&header);
         for p in &self.points {
-            for v in &p.variants {
+            let base_n = p.variants.first().map_or(0, |v| v.samples.len());
+            for (vi, v) in p.variants.iter().enumerate() {
+                let verdict = v.verdict_or_derived(self.metric.better, base_n, vi == 0);
                 let mut row: Vec<String> = keys
                     .iter()
                     .map(|k| p.params.get(k).cloned().unwrap_or_default())
@@ -381,6 +441,14 @@ impl CompareReport {
                     row.push(format!("{x}"));
                 }
                 row.push(v.significant.to_string());
+                row.push(
+                    serde_json::to_value(verdict.direction)
+                        .ok()
+                        .and_then(|d| d.as_str().map(String::from))
+                        .unwrap_or_default(),
+                );
+                row.push(format!("{}", verdict.gain_pct));
+                row.push(verdict.text);
                 let _ = w.write_record(&row);
             }
         }

@@ -105,16 +105,21 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{t}' is too large"))
 }
 
-/// Parses a count of KiB: `16`, `16K` or `16KB`.
+/// Parses a count of KiB for a parameter documented in KB (lmbench's `-s`): a bare number is
+/// KB (`16`), and any size with a unit is read like every other size (`16K`, `1M`, `1G`,
+/// `4096B`) and must be a whole number of KB.
 pub fn parse_kib(s: &str) -> Result<u64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let n = t
-        .strip_suffix("kb")
-        .or_else(|| t.strip_suffix('k'))
-        .unwrap_or(&t);
-    n.trim()
-        .parse::<u64>()
-        .map_err(|_| "expected a size in KB, e.g. 16 or 16K".to_string())
+    let t = s.trim();
+    if let Ok(n) = t.parse::<u64>() {
+        return Ok(n);
+    }
+    let bytes = parse_size(t).map_err(|_| {
+        format!("'{t}' is not a size (expected KB, e.g. 16, or a unit: 16K, 1M, 1G)")
+    })?;
+    if bytes % 1024 != 0 {
+        return Err(format!("'{t}' is not a whole number of KB"));
+    }
+    Ok(bytes / 1024)
 }
 
 #[cfg(test)]
@@ -187,6 +192,11 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert_eq!(parse_kib("16K"), Ok(16));
         assert_eq!(parse_kib("16"), Ok(16));
-        assert!(parse_kib("16M").is_err());
+        assert_eq!(parse_kib("16KB"), Ok(16));
+        assert_eq!(parse_kib("1M"), Ok(1024));
+        assert_eq!(parse_kib("1G"), Ok(1 << 20));
+        assert_eq!(parse_kib("2048B"), Ok(2));
+        assert!(parse_kib("100B").is_err());
+        assert!(parse_kib("x").is_err());
     }
 }

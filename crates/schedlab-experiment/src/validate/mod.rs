@@ -77,6 +77,9 @@ pub struct ValidateOptions {
     pub jobs: usize,
     /// A progress bar over all runs of all cases, with the case and run it is on.
     pub progress: bool,
+    /// Off a terminal: a line on stderr every few seconds with the runs done
+    /// ([`crate::progress::Ticker`]).
+    pub ticker: bool,
 }
 
 /// The built-in cases' names, in order.
@@ -197,16 +200,26 @@ pub fn run_cases(
     o: &ValidateOptions,
     mut on_case: impl FnMut(&CaseResult),
 ) -> Result<Vec<CaseResult>, ExperimentError> {
-    let bar = o.progress.then(|| {
-        let total = cases.iter().map(|c| nr_sims(c, o.quick)).sum();
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg:<16} {bar:30} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
+    let total = cases.iter().map(|c| nr_sims(c, o.quick)).sum();
+    let bar = if o.ticker && !o.progress {
+        Some(crate::progress::hidden_bar(total))
+    } else {
+        None
+    };
+    let _ticker = bar
+        .clone()
+        .map(|b| crate::progress::Ticker::start("validate", "runs", b));
+    let bar = bar.or_else(|| {
+        o.progress.then(|| {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{msg:<16} {bar:30} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        })
     });
     let mut out = Vec::new();
     for c in cases {

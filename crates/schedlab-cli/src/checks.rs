@@ -1,0 +1,158 @@
+//! Checks of the command line that need more than clap: contradictions (a switch on and off,
+//! two balancer variants, a sweep key given twice), output paths that cannot be written
+//! (found before the work, not after it), a workload file that is really rt-app JSON, and the
+//! bounds of count-like options and of a plan's size.
+
+use anyhow::{Result, bail};
+use std::path::Path;
+
+/// Fails, naming the flag and the path, when `path` cannot be written: its folder is missing,
+/// it is a folder, or opening it for writing is refused. An existing file is left as it is; a
+/// file created by the check is removed again.
+pub fn writable(path: &Path, flag: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{flag} {}: cannot write: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    if path.is_dir() {
+        bail!("{flag} {}: cannot write: it is a folder", path.display());
+    }
+    let existed = path.exists();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(e) => bail!("{flag} {}: cannot write: {e}", path.display()),
+    }
+}
+
+/// What one switch of a variant sets: a feature on or off, a tunable's value, or the 2.5.59
+/// balancer variant (`orig`, `ingo`, `ingofix`, `ingoB0`: they replace each other).
+fn switch_key(sw: &str) -> (String, String) {
+    if let Some((k, v)) = sw.split_once('=') {
+        return (format!("{}=", k.to_ascii_lowercase()), v.to_string());
+    }
+    if sw.chars().any(|c| c.is_ascii_lowercase()) {
+        return ("balancer variant".into(), sw.to_string());
+    }
+    let upper = sw.to_ascii_uppercase();
+    match upper.strip_prefix("NO_") {
+        Some(name) => (name.to_string(), "off".into()),
+        None => (upper, "on".into()),
+    }
+}
+
+/// Refuses a variant that says two contradicting things: `WAKE_AFFINE,NO_WAKE_AFFINE`, a
+/// tunable with two values, or two balancer variants (`ingo,ingofix`). Syntax errors are left
+/// to the policy crate, which explains them.
+pub fn variant(v: &str) -> Result<()> {
+    let Ok(parsed) = schedlab_policies::parse_variant(v) else {
+        return Ok(());
+    };
+    let mut seen: Vec<(String, String, String)> = Vec::new();
+    for sw in &parsed.switches {
+        let (key, state) = switch_key(sw);
+        if let Some((_, first, first_sw)) = seen.iter().find(|(k, _, _)| *k == key)
+            && *first != state
+        {
+            if key == "balancer variant" {
+                bail!(
+                    "variant '{v}': '{first_sw}' and '{sw}' are two balancer variants of {}; they replace each other, give one",
+                    parsed.policy
+                );
+            }
+            bail!("variant '{v}': '{first_sw}' and '{sw}' contradict each other; give one");
+        }
+        seen.push((key, state, sw.clone()));
+    }
+    Ok(())
+}
+
+/// Refuses a sweep key given twice: a point has one value per key, so two `--sweep clients=..`
+/// cannot form a product; all values go into one axis.
+pub fn sweep_keys(sweep: &[(String, Vec<String>)]) -> Result<()> {
+    for (i, (k, _)) in sweep.iter().enumerate() {
+        if let Some((_, later)) = sweep[i + 1..].iter().find(|(k2, _)| k2 == k) {
+            let all: Vec<String> = sweep[i].1.iter().chain(later).cloned().collect();
+            bail!(
+                "--sweep {k} is given twice (the Cartesian product is over different keys); give all its values at once: --sweep {k}={}",
+                all.join(",")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `file:PATH` holding JSON is an rt-app description, which `rtapp:PATH` reads; say so instead
+/// of a TOML parse error.
+pub fn workload_file(spec: &str) -> Result<()> {
+    let Some(path) = spec.strip_prefix("file:") else {
+        return Ok(());
+    };
+    let is_json = path.ends_with(".json")
+        || std::fs::read_to_string(path)
+            .is_ok_and(|t| matches!(t.trim_start().chars().next(), Some('{' | '[')));
+    if is_json {
+        bail!(
+            "-w {spec}: {path} looks like JSON; workload files (file:) are TOML. An rt-app JSON description is read with -w rtapp:{path}"
+        );
+    }
+    Ok(())
+}
+
+/// Most repetitions per (point, variant) an option may ask for.
+pub const MAX_REPS: usize = 10_000;
+/// Most sweep points.
+pub const MAX_POINTS: usize = 100_000;
+/// Most runs of one plan (points × variants × repetitions).
+pub const MAX_RUNS: usize = 1_000_000;
+
+/// Bounds of `--reps` and `--max-reps`.
+pub fn reps(flag: &str, n: usize) -> Result<()> {
+    if n > MAX_REPS {
+        bail!(
+            "{flag} {n}: at most {MAX_REPS} (with common random numbers, a few dozen repetitions already resolve a 0.1 % difference; --until-ci adds them as needed)"
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contradicting_switches_are_found() {
+        assert!(variant("linux-6.6,WAKE_AFFINE,NO_WAKE_AFFINE").is_err());
+        assert!(variant("linux-6.6,no_wake_affine,WAKE_AFFINE").is_err());
+        assert!(variant("linux-2.5.59,ingo,ingofix").is_err());
+        assert!(variant("linux-6.6,hz=100,hz=250").is_err());
+        assert!(variant("linux-6.6,NO_SIS_UTIL,SIS_PROP").is_ok());
+        assert!(variant("linux-2.5.59,ingoB0,hz=100").is_ok());
+        assert!(variant("linux-6.6,WAKE_AFFINE,WAKE_AFFINE").is_ok());
+    }
+
+    #[test]
+    fn a_repeated_sweep_key_names_the_merged_axis() {
+        let s = |k: &str, v: &[&str]| (k.to_string(), v.iter().map(|x| x.to_string()).collect());
+        let err = sweep_keys(&[s("clients", &["1"]), s("x", &["a"]), s("clients", &["2"])])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--sweep clients=1,2"), "{err}");
+        assert!(sweep_keys(&[s("clients", &["1", "2"]), s("groups", &["1"])]).is_ok());
+    }
+}
