@@ -35,6 +35,7 @@ pub(crate) fn start_out_file(
     resume: bool,
     headline: &str,
 ) -> Result<Vec<RunRecord>, ExperimentError> {
+    remove_stale_temporaries(path);
     let fp = plan.experiment.fingerprint();
     if resume && let Some(h) = read_header(path)? {
         if h.fingerprint != fp {
@@ -82,6 +83,31 @@ pub(crate) fn start_out_file(
     text.push('\n');
     replace_atomically(path, &text)?;
     Ok(Vec::new())
+}
+
+/// Removes the temporary files of rewrites that a kill interrupted before their rename
+/// (`.NAME.tmp.PID`). The caller holds the file's [`OutLock`], so none is in use.
+fn remove_stale_temporaries(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!(".{}.tmp.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.strip_prefix(&prefix)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Writes `text` to a temporary file beside `path`, syncs it and renames it over `path`.

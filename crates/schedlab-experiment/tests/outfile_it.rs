@@ -167,3 +167,17 @@ fn a_run_of_another_workload_or_with_two_results_is_refused() {
     });
     both_refuse(&f, "has two different results");
 }
+
+#[test]
+fn a_rewrite_killed_before_its_rename_leaves_no_temporary_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = finished(dir.path());
+    // What a kill between the temporary's write and its rename leaves.
+    let stale = dir.path().join(".runs.jsonl.tmp.4242");
+    std::fs::write(&stale, "partial").unwrap();
+    let other = dir.path().join(".other.jsonl.tmp.4242");
+    std::fs::write(&other, "not ours").unwrap();
+    compare(&Plan::new(small()), &opts(&f, true)).unwrap();
+    assert!(!stale.exists());
+    assert!(other.exists(), "another file's temporary is left alone");
+}
