@@ -220,8 +220,25 @@ fn experiment_from(
     if let Some(t) = &common.trace {
         crate::checks::writable(t, "--trace")?;
     }
-    if e.topology == "host" && common.topology.sysfs_root.is_some() {
-        bail!("--sysfs-root with run/compare: pass the captured tree's directory as -t instead");
+    // `-t host` reads the sysfs tree at --sysfs-root or $SCHEDLAB_SYSFS_ROOT when one is
+    // given: the experiment names that tree (a directory spec is a sysfs tree), so a
+    // captured machine's results say which machine they are of.
+    if e.topology == "host" {
+        if let Some(root) = common.topology.options().sysfs_root {
+            if !root.is_dir() {
+                bail!(
+                    "--sysfs-root {}: not a directory (the root of a sysfs tree, containing devices/system/cpu)",
+                    root.display()
+                );
+            }
+            e.topology = root.to_string_lossy().into_owned();
+        }
+    } else if let Some(root) = &common.topology.sysfs_root {
+        bail!(
+            "--sysfs-root {} applies to -t host only (the topology is '{}')",
+            root.display(),
+            e.topology
+        );
     }
     Ok((e, desc))
 }

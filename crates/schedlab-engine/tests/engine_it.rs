@@ -432,3 +432,28 @@ fn eevdf_zero_lag_point_stays_exact_across_rebases() {
     assert_eq!(sim.run(), EndReason::TimeUp);
     assert!(sim.counters().ctx_switches > 1000, "{:?}", sim.counters());
 }
+
+/// Issue 22, defect 6: a sleep of u64::MAX ns overflowed `now + duration` (a panic in
+/// debug builds; in release the timer wrapped into the past and the sleep was skipped).
+/// The wake-up time saturates: the sleeper never wakes before the run's end.
+#[test]
+fn a_sleep_of_u64_max_never_wakes_before_the_end() {
+    let mut w = Workload::new("long-sleep");
+    w.spawn(TaskSpec::new(
+        "sleeper",
+        vec![
+            Op::Compute(Dist::Const(1_000)),
+            Op::Sleep(Dist::Const(u64::MAX)),
+            Op::Compute(Dist::Const(1_000_000)),
+        ],
+    ));
+    w.duration_ns = Some(10_000_000);
+    let cfg = SchedConfig::default();
+    let mut sim = simulation(core2quad(), cfg, Box::new(NoBalance), w, 1, true);
+    assert_eq!(sim.run(), EndReason::TimeUp);
+    assert_eq!(sim.now(), 10_000_000);
+    let t = &sim.task_stats()[0];
+    assert!(!t.exited);
+    // Only the first compute ran (give or take the profile's jitter).
+    assert!(t.sum_exec_ns < 10_000, "{}", t.sum_exec_ns);
+}

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod html;
+pub mod outfile;
 pub mod plan;
 pub mod plot;
 pub mod progress;
@@ -16,12 +17,10 @@ pub mod runner;
 pub mod table;
 pub mod validate;
 
-use plan::{Experiment, Plan};
+use outfile::{OutLock, PlanHeader, check_runs, dedup_runs, read_header, start_out_file};
+use plan::Plan;
 use report::{CompareReport, MetricInfo, build_report};
 use runner::{ExecOptions, Machine, RunRecord, execute, read_jsonl};
-use serde::{Deserialize, Serialize};
-use std::io::Write;
-use std::path::Path;
 
 /// Why an experiment could not run.
 #[derive(Debug, thiserror::Error)]
@@ -40,13 +39,6 @@ pub enum ExperimentError {
 
 /// Schema tag of the header line of a JSON-lines results file.
 pub const PLAN_SCHEMA: &str = "schedlab.plan/1";
-
-#[derive(Serialize, Deserialize)]
-struct PlanHeader {
-    schema: String,
-    fingerprint: String,
-    experiment: Experiment,
-}
 
 /// What `compare` produced.
 pub struct CompareOutput {
@@ -85,123 +77,16 @@ pub fn prepare(plan: &Plan) -> Result<(Machine, MetricInfo), ExperimentError> {
     Ok((machine, metric))
 }
 
-fn start_out_file(
-    path: &Path,
-    plan: &Plan,
-    resume: bool,
-) -> Result<Vec<RunRecord>, ExperimentError> {
-    let fp = plan.experiment.fingerprint();
-    if resume && let Some(h) = read_header(path)? {
-        if h.fingerprint != fp {
-            return Err(ExperimentError::Input(format!(
-                "{} holds runs of another experiment (fingerprint {} vs {fp}); use another --out",
-                path.display(),
-                h.fingerprint
-            )));
-        }
-        let mut recs: Vec<RunRecord> = read_jsonl(path)?
-            .into_iter()
-            .filter(|r| r.experiment == fp)
-            .collect();
-        // A run written twice (two writers, or a rerun) counts once: the first line wins.
-        let mut seen = std::collections::BTreeSet::new();
-        recs.retain(|r| seen.insert(r.key.index));
-        // Rewrite the file without a torn last line (a run killed mid-write) or duplicates, so
-        // runs appended from now on start on a fresh line. The new text goes to a temporary
-        // file in the same folder, synced, then renamed over the old one: a kill at any point
-        // leaves either the old file or the new one, never a truncated one.
-        let mut text = serde_json::to_string(&h).unwrap_or_default();
-        text.push('\n');
-        for r in &recs {
-            text.push_str(&serde_json::to_string(r).unwrap_or_default());
-            text.push('\n');
-        }
-        replace_atomically(path, &text)?;
-        return Ok(recs);
-    }
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
-        return Err(ExperimentError::Input(if resume {
-            format!(
-                "{} has no schedlab run header: it is not a `compare --out` file (it is left as it is)",
-                path.display()
-            )
-        } else {
-            format!(
-                "{} already exists; continue it with --resume, or remove it (runs are never overwritten)",
-                path.display()
-            )
-        }));
-    }
-    let header = PlanHeader {
-        schema: PLAN_SCHEMA.into(),
-        fingerprint: fp,
-        experiment: plan.experiment.clone(),
-    };
-    let mut text = serde_json::to_string(&header).unwrap_or_default();
-    text.push('\n');
-    replace_atomically(path, &text)?;
-    Ok(Vec::new())
-}
-
-/// Writes `text` to a temporary file beside `path`, syncs it and renames it over `path`.
-fn replace_atomically(path: &Path, text: &str) -> Result<(), ExperimentError> {
-    let err = |what: &str, e: std::io::Error| {
-        ExperimentError::Io(format!("cannot {what} {}: {e}", path.display()))
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| err("create a temporary file for", e))?;
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.sync_all())
-        .map_err(|e| err("write", e))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err("replace", e)
-    })?;
-    // The rename itself is durable once the folder is synced.
-    if let Ok(d) = std::fs::File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-fn read_header(path: &Path) -> Result<Option<PlanHeader>, ExperimentError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(ExperimentError::Io(format!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
-    };
-    for line in text.lines() {
-        if let Ok(h) = serde_json::from_str::<PlanHeader>(line)
-            && h.schema == PLAN_SCHEMA
-        {
-            return Ok(Some(h));
-        }
-    }
-    Ok(None)
-}
-
 /// Runs a comparison (all of it, or one shard), adding repetitions for `until_ci`.
 pub fn compare(plan: &Plan, opts: &ExecOptions) -> Result<CompareOutput, ExperimentError> {
     let (machine, mut metric) = prepare(plan)?;
     if plan.experiment.until_ci.is_some() && opts.shard.is_some() {
         return Err(ExperimentError::Input("--until-ci cannot be combined with --shard (the number of repetitions would differ per shard)".into()));
     }
+    // One writer per file, for the whole run (dropped, and removed, when compare returns).
+    let _lock = opts.out.as_deref().map(OutLock::acquire).transpose()?;
     let mut done = match &opts.out {
-        Some(p) => start_out_file(p, plan, opts.resume)?,
+        Some(p) => start_out_file(p, plan, opts.resume, &metric.name)?,
         None => Vec::new(),
     };
     let mut reps = plan.experiment.reps;
@@ -266,21 +151,25 @@ pub fn merge(files: &[std::path::PathBuf]) -> Result<(Plan, CompareReport), Expe
         } else {
             header = Some(h);
         }
-        records.extend(read_jsonl(f)?);
+        records.push((f.clone(), read_jsonl(f)?));
     }
     let header = header.ok_or_else(|| ExperimentError::Input("no header".into()))?;
     let plan = Plan::new(header.experiment);
+    let (_, mut metric) = prepare(&plan)?;
+    for (f, recs) in &records {
+        check_runs(&plan, recs, f, &metric.name)?;
+    }
+    let mut records = dedup_runs(
+        records
+            .iter()
+            .flat_map(|(f, recs)| recs.iter().map(move |r| (f.as_path(), r.clone())))
+            .collect(),
+    )?;
     let keys = plan.keys(0..plan.experiment.reps);
     let mut missing = Vec::new();
     for k in &keys {
-        let n = records.iter().filter(|r| r.key.index == k.index).count();
-        if n == 0 {
+        if !records.iter().any(|r| r.key.index == k.index) {
             missing.push(k.index);
-        } else if n > 1 {
-            return Err(ExperimentError::Input(format!(
-                "run {} (point {}, variant {}, repetition {}) appears {n} times across the files",
-                k.index, k.point, k.variant, k.rep
-            )));
         }
     }
     if !missing.is_empty() {
@@ -293,7 +182,6 @@ pub fn merge(files: &[std::path::PathBuf]) -> Result<(Plan, CompareReport), Expe
     }
     records.retain(|r| keys.iter().any(|k| k.index == r.key.index));
     records.sort_by_key(|r| r.key.index);
-    let (_, mut metric) = prepare(&plan)?;
     if let Some(m) = records.first().and_then(|r| r.result.metric(&metric.name)) {
         metric.unit = m.unit.clone();
     }

@@ -16,6 +16,7 @@
 
 use crate::control::{Deadline, cancel_requested};
 use crate::error::HostError;
+use crate::tracefs_state;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -152,6 +153,11 @@ pub fn capture_with(
     }
     let deadline = Deadline::new(opts.timeout + Duration::from_secs(10));
     let _lock = lock(&deadline)?;
+    // A capture killed before its Drop left its settings: put the originals back first,
+    // so they, not the leaked ones, are what this capture saves and restores.
+    if let Some(note) = tracefs_state::undo_leftover(Path::new(tracefs_state::STATE_FILE)) {
+        eprintln!("capture: {note}");
+    }
     let mut fs = Tracefs::open()?;
     fs.save_and_set("tracing_on", "0")?;
     fs.save_and_set("current_tracer", "nop")?;
@@ -218,9 +224,10 @@ fn run_command(
     timeout: Duration,
 ) -> Result<(i32, Duration, Option<HostError>), HostError> {
     let start = Instant::now();
-    let mut child = Command::new(prog)
-        .args(args)
-        .process_group(0)
+    let mut cmd = Command::new(prog);
+    cmd.args(args).process_group(0);
+    crate::sys::die_with_parent(&mut cmd);
+    let mut child = cmd
         .spawn()
         .map_err(|e| HostError::io(format!("starting `{prog}`"), e))?;
     let pgid = child.id() as libc::pid_t;
@@ -360,9 +367,25 @@ impl Tracefs {
     }
 
     /// Saves the current value of `rel` (in a form that can be written back), then sets it.
+    /// The value is recorded on disk ([`tracefs_state`]) before it is changed, so that the
+    /// next capture restores it if this process is killed.
     fn save_and_set(&mut self, rel: &str, value: &str) -> Result<(), HostError> {
         let cur = restorable(rel, &self.read(rel)?);
         self.saved.push((rel.to_string(), cur));
+        let st = tracefs_state::State {
+            root: self.root.clone(),
+            mounted_by_us: self.mounted_by_us,
+            saved: self.saved.clone(),
+        };
+        tracefs_state::record(Path::new(tracefs_state::STATE_FILE), &st).map_err(|e| {
+            HostError::io(
+                format!(
+                    "recording tracefs settings in {}",
+                    tracefs_state::STATE_FILE
+                ),
+                e,
+            )
+        })?;
         self.write(rel, value)
     }
 
@@ -417,6 +440,7 @@ impl Drop for Tracefs {
     fn drop(&mut self) {
         // tracing_on was saved first; restore in reverse so it is switched back on (if it
         // was on) only after everything else is as it was.
+        let recorded = !self.saved.is_empty();
         for (rel, value) in self.saved.drain(..).rev() {
             let _ = std::fs::write(self.root.join(&rel), &value);
         }
@@ -424,6 +448,9 @@ impl Drop for Tracefs {
         if let Some(p) = mount_point.filter(|_| self.mounted_by_us) {
             // SAFETY: a valid C string.
             unsafe { libc::umount2(p.as_ptr(), libc::MNT_DETACH) };
+        }
+        if recorded {
+            let _ = std::fs::remove_file(tracefs_state::STATE_FILE);
         }
     }
 }

@@ -75,6 +75,7 @@ impl Tool {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        crate::sys::die_with_parent(cmd);
         let mut child = cmd
             .spawn()
             .map_err(|e| HostError::io(format!("starting `{name}`"), e))?;

@@ -19,6 +19,7 @@ mod error;
 mod external;
 mod spec;
 mod sys;
+mod tracefs_state;
 
 pub use calibrate::{CalibrateOptions, Calibration, HostCpus, Measurement, calibrate};
 pub use capture::{

@@ -388,3 +388,34 @@ pub(crate) fn waitpid_timeout(pid: libc::pid_t, timeout: Duration) -> Option<i32
         std::thread::sleep(Duration::from_millis(1));
     }
 }
+
+/// Makes the child that `cmd` starts get SIGKILL when schedlab dies (`PR_SET_PDEATHSIG`),
+/// so a SIGKILL of schedlab does not leave a traced command, a database server or its
+/// clients running. The child is also in its own process group (the callers' `process_group(0)`),
+/// which schedlab kills on every other way out. The signal follows the *thread* that
+/// spawned the child: callers spawn from threads that outlive their children.
+pub(crate) fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and calls only the
+    // async-signal-safe prctl, getppid and _exit.
+    let parent = std::process::id() as libc::pid_t;
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died between fork and prctl: then no signal will come.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}

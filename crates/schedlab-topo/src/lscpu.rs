@@ -131,11 +131,21 @@ fn build(
     let mut any_node = false;
     let mut any_cluster = false;
     for row in &rows {
-        if cols
-            .online
-            .is_some_and(|c| row.fields[c].trim().eq_ignore_ascii_case("no"))
-        {
-            continue;
+        // lscpu -e prints yes/no, lscpu -p Y/N; anything else is not an online state.
+        if let Some(c) = cols.online {
+            let v = row.fields[c].trim();
+            match v.to_ascii_lowercase().as_str() {
+                "yes" | "y" => {}
+                "no" | "n" => continue,
+                _ => {
+                    return Err(TopoSpecError::parse(
+                        file,
+                        row.line,
+                        "an ONLINE value yes or no (Y or N with -p)",
+                        format!("'{}'", clip(v)),
+                    ));
+                }
+            }
         }
         let required = |v: Option<usize>, what: &str| {
             v.ok_or_else(|| {
@@ -431,6 +441,23 @@ mod tests {
             e.starts_with("g.txt:2: expected a core id (a number), found 'x'"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn online_is_yes_or_no_and_nothing_else() {
+        // Issue 22, defect 6: "maybe" (or any typo) used to count as online.
+        let text = "CPU NODE SOCKET CORE ONLINE\n0 0 0 0 yes\n1 0 0 1 maybe\n";
+        let e = parse_lscpu_e(text, "e.txt", "e").unwrap_err().to_string();
+        assert!(
+            e.starts_with("e.txt:3: expected an ONLINE value yes or no") && e.contains("'maybe'"),
+            "{e}"
+        );
+        // lscpu -p prints Y/N.
+        let p = "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3,Online\n0,0,0,0,,0,0,0,0,Y\n1,1,0,0,,1,1,1,0,N\n";
+        assert_eq!(parse_lscpu_p(p, "p", "p").unwrap().nr_cpus(), 1);
+        let p = "# CPU,Core,Socket,Node,Online\n0,0,0,0,Y\n1,1,0,0,1\n";
+        let e = parse_lscpu_p(p, "p.txt", "p").unwrap_err().to_string();
+        assert!(e.starts_with("p.txt:3: expected an ONLINE value"), "{e}");
     }
 
     #[test]

@@ -296,7 +296,21 @@ pub fn from_sysfs(root: &Path) -> Result<Topology, TopoSpecError> {
         }
         let cap_path = dir.join("cpu_capacity");
         let capacity = match read_opt(&cap_path)? {
-            Some(t) => parse_num(&cap_path, &t, "a capacity (an integer)")?,
+            Some(t) => {
+                let c: u32 = parse_num(&cap_path, &t, "a capacity (an integer)")?;
+                // The kernel scales capacities so that the biggest CPU is
+                // SCHED_CAPACITY_SCALE (1024, topology_normalize_cpu_scale()); 0 would
+                // divide every utilisation by zero.
+                if !(1..=DEFAULT_CAPACITY).contains(&c) {
+                    return Err(TopoSpecError::parse(
+                        &cap_path.display().to_string(),
+                        1,
+                        format!("a capacity in 1..={DEFAULT_CAPACITY} (SCHED_CAPACITY_SCALE)"),
+                        format!("'{}'", t.trim()),
+                    ));
+                }
+                c
+            }
             None => DEFAULT_CAPACITY,
         };
         raw.insert(

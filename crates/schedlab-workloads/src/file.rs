@@ -26,6 +26,7 @@
 //! Unknown keys are errors; syntax and type errors carry the line and column (from the
 //! `toml` parser), and so do references to undeclared channels, barriers and tasks.
 
+use crate::bounds::{MAX_BYTES, MAX_TIME_NS};
 use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::ir::{Doc, IrOp, IrTask, Name};
@@ -244,8 +245,10 @@ impl Src<'_> {
     fn name(&self, s: &Spanned<String>) -> Name {
         Name::new(s.get_ref().clone(), Some(self.at(s.span())))
     }
+    /// A duration of at most [`MAX_TIME_NS`] (one hour: longer ones overflow a run's clock
+    /// or never end).
     fn dur(&self, s: &Spanned<String>) -> Result<u64, WorkloadError> {
-        parse_duration(s.get_ref()).map_err(|m| self.err(s.span(), m))
+        bounded_dur(s.get_ref()).map_err(|m| self.err(s.span(), m))
     }
 }
 
@@ -405,6 +408,18 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Doc, WorkloadError> {
                 }
             }),
         };
+        if let Some(kb) = t.ws_kb
+            && kb > MAX_BYTES / 1024
+        {
+            return Err(src.err(
+                t.name.span(),
+                format!(
+                    "task '{}': ws_kb = {kb} is more than the {} KiB (1 TiB) a working set may be",
+                    t.name.get_ref(),
+                    MAX_BYTES / 1024
+                ),
+            ));
+        }
         doc.tasks.push(IrTask {
             name: t.name.get_ref().clone(),
             at,
@@ -429,6 +444,18 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Doc, WorkloadError> {
         });
     }
     Ok(doc)
+}
+
+/// Parses a duration of at most [`MAX_TIME_NS`].
+fn bounded_dur(text: &str) -> Result<u64, String> {
+    let ns = parse_duration(text)?;
+    if ns > MAX_TIME_NS {
+        return Err(format!(
+            "'{text}' is longer than the {} h a workload may name",
+            MAX_TIME_NS / 3_600_000_000_000
+        ));
+    }
+    Ok(ns)
 }
 
 fn loop_count(src: &Src<'_>, v: &Spanned<toml::Value>) -> Result<u64, WorkloadError> {
@@ -497,13 +524,23 @@ fn op(src: &Src<'_>, d: &OpDecl) -> Result<IrOp, WorkloadError> {
         "send" => {
             let bytes = match &d.bytes {
                 None => Dist::Const(1),
-                Some(b) => Dist::Const(match b.get_ref() {
-                    toml::Value::Integer(i) if *i >= 0 => *i as u64,
-                    toml::Value::String(s) => parse_bytes(s).map_err(|m| src.err(b.span(), m))?,
-                    _ => {
-                        return Err(src.err(b.span(), "bytes must be a size: 100, \"64K\", \"1M\""));
+                Some(b) => {
+                    let n = match b.get_ref() {
+                        toml::Value::Integer(i) if *i >= 0 => *i as u64,
+                        toml::Value::String(s) => {
+                            parse_bytes(s).map_err(|m| src.err(b.span(), m))?
+                        }
+                        _ => {
+                            return Err(
+                                src.err(b.span(), "bytes must be a size: 100, \"64K\", \"1M\"")
+                            );
+                        }
+                    };
+                    if n > MAX_BYTES {
+                        return Err(src.err(b.span(), "a message may be at most 1 TiB"));
                     }
-                }),
+                    Dist::Const(n)
+                }
             };
             IrOp::Send {
                 ch: need(&d.channel, "channel")?,
@@ -631,9 +668,10 @@ fn dist(src: &Src<'_>, d: &OpDecl) -> Result<Dist, WorkloadError> {
                     let sigma = d.sigma.ok_or_else(|| {
                         src.err(ds.span(), "lognormal needs 'sigma' (shape, e.g. 0.5)")
                     })?;
-                    if !(sigma.is_finite() && sigma >= 0.0) {
+                    // Above 10 a sample is beyond any clock (median × e^(10 z)).
+                    if !(sigma.is_finite() && (0.0..=10.0).contains(&sigma)) {
                         return Err(
-                            src.err(ds.span(), "lognormal: sigma must be a non-negative number")
+                            src.err(ds.span(), "lognormal: sigma must be a number in 0..=10")
                         );
                     }
                     Dist::LogNormal {
@@ -655,7 +693,7 @@ fn dist(src: &Src<'_>, d: &OpDecl) -> Result<Dist, WorkloadError> {
                     }
                     let mut v = Vec::new();
                     for (w, s) in weights.iter().zip(values) {
-                        v.push((*w, parse_duration(s).map_err(|m| src.err(ds.span(), m))?));
+                        v.push((*w, bounded_dur(s).map_err(|m| src.err(ds.span(), m))?));
                     }
                     Dist::Choice(v)
                 }

@@ -13,9 +13,10 @@
 //! `{i}` is the task instance (0..count), `{i+1}` / `{i-1}` the next / previous one modulo
 //! the count (rings), `{n}` the count.
 
+use crate::bounds::{MAX_CHANNELS, MAX_TASKS};
 use crate::error::WorkloadError;
 use crate::instance::{Report, metric, pct_us};
-use crate::models::{Built, MAX_TASKS};
+use crate::models::Built;
 use schedlab_engine::task::{LockRef, Op, Slot, SpecId};
 use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
 use schedlab_metrics::{Better, Metric};
@@ -392,7 +393,10 @@ pub(crate) fn lower(doc: &Doc, topo: &Topology) -> Result<Built, WorkloadError> 
         slots: Names::new(),
         specs: Vec::new(),
     };
-    let total: u64 = doc.tasks.iter().map(|t| t.count).sum();
+    let total = doc
+        .tasks
+        .iter()
+        .fold(0u64, |a, t| a.saturating_add(t.count));
     if total > MAX_TASKS {
         return Err(l.err(
             &None,
@@ -403,6 +407,18 @@ pub(crate) fn lower(doc: &Doc, topo: &Topology) -> Result<Built, WorkloadError> 
         return Err(l.err(
             &None,
             "no task is started (every task has count = 0 or start = false)",
+        ));
+    }
+    let channels = doc.channels.iter().fold(0u64, |a, c| a.saturating_add(c.2));
+    if channels > MAX_CHANNELS {
+        let at = doc
+            .channels
+            .iter()
+            .max_by_key(|c| c.2)
+            .and_then(|c| c.3.clone());
+        return Err(l.err(
+            &at,
+            format!("{channels} channels is more than the {MAX_CHANNELS} allowed"),
         ));
     }
     for (name, kind, count, at) in &doc.channels {

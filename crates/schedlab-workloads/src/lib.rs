@@ -19,6 +19,7 @@
 //! costs come from the machine profile, so programs contain just the benchmark's own work.
 #![warn(missing_docs)]
 
+mod bounds;
 pub mod catalog;
 pub mod error;
 pub mod file;
@@ -42,6 +43,10 @@ pub fn instantiate(spec: &WorkloadSpec, topo: &Topology) -> Result<Instance, Wor
     // Every registered model carries its builder (catalog.rs lists them).
     let (workload, report) = (args.info.build)(&mut args, topo)?;
     workload.validate().map_err(|msg| WorkloadError::Invalid {
+        workload: workload.name.clone(),
+        msg,
+    })?;
+    bounds::check(&workload).map_err(|msg| WorkloadError::Invalid {
         workload: workload.name.clone(),
         msg,
     })?;

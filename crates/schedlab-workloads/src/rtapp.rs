@@ -21,6 +21,7 @@
 //! real-time or deadline policies, per-phase affinity, uclamp, taskgroups) is refused with
 //! an error naming each use. `//` and `/* */` comments are stripped before parsing.
 
+use crate::bounds::{MAX_BYTES, MAX_TIME_NS};
 use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
 use crate::ir::{Doc, IrOp, IrTask, Name};
@@ -206,8 +207,12 @@ impl Ctx<'_> {
             msg: msg.into(),
         }
     }
+    /// Microseconds as ns, at most [`MAX_TIME_NS`] (one hour).
     fn us(&self, v: &JValue, what: &str) -> Result<u64, WorkloadError> {
         match v {
+            JValue::Num(x) if *x > (MAX_TIME_NS / 1000) as f64 => Err(self.err(format!(
+                "{what}: {x} us is longer than the 1 h a workload may name"
+            ))),
             JValue::Num(x) if *x >= 0.0 && x.is_finite() => Ok((x * 1000.0).round() as u64),
             _ => Err(self.err(format!(
                 "{what}: expected a non-negative number of microseconds, found {}",
@@ -301,15 +306,30 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Doc, WorkloadError> {
     for b in barriers {
         doc.barriers.push((b, None, None));
     }
-    let all_forever = doc
+    // rt-app waits for every thread, so one forever task keeps the run going after the
+    // finite ones are done (the real tool runs until it is killed).
+    let forever: Vec<&str> = doc
         .tasks
         .iter()
-        .filter(|t| t.start)
-        .all(|t| matches!(t.program.last(), Some(IrOp::Loop(u64::MAX, _))));
-    if doc.duration_ns.is_none() && all_forever {
-        return Err(cx.err("every task loops forever (\"loop\": -1) and global \"duration\" is -1 or absent: the run would never end"));
+        .filter(|t| loops_forever(&t.program))
+        .map(|t| t.name.as_str())
+        .collect();
+    if doc.duration_ns.is_none() && !forever.is_empty() {
+        return Err(cx.err(format!(
+            "task {} loops forever (\"loop\": -1, the default) and global \"duration\" is -1 \
+             or absent: the run would never end; give each task a \"loop\" count or set a duration",
+            forever.join(", ")
+        )));
     }
     Ok(doc)
+}
+
+/// Whether a loop of `ops` repeats forever.
+fn loops_forever(ops: &[IrOp]) -> bool {
+    ops.iter().any(|op| match op {
+        IrOp::Loop(n, body) => *n == u64::MAX || (*n > 0 && loops_forever(body)),
+        _ => false,
+    })
 }
 
 fn forks(ops: &[IrOp]) -> Vec<String> {
@@ -332,6 +352,12 @@ fn global(cx: &mut Ctx<'_>, g: &JValue, doc: &mut Doc) -> Result<(), WorkloadErr
         match k.as_str() {
             "duration" => {
                 let d = cx.int(v, "global.duration")?;
+                if d > (MAX_TIME_NS / 1_000_000_000) as i64 {
+                    return Err(cx.err(format!(
+                        "global.duration {d} s is longer than the {} s a run may last",
+                        MAX_TIME_NS / 1_000_000_000
+                    )));
+                }
                 if d > 0 {
                     doc.duration_ns = Some(d as u64 * 1_000_000_000);
                 }
@@ -529,6 +555,9 @@ fn event(
         "sleep" => IrOp::Sleep(Dist::Const(cx.us(v, &what)?)),
         "mem" => {
             let bytes = match v {
+                JValue::Num(x) if *x > MAX_BYTES as f64 => {
+                    return Err(cx.err(format!("{what}: more than 1 TiB")));
+                }
                 JValue::Num(x) if *x >= 0.0 => *x,
                 _ => return Err(cx.err(format!("{what}: expected a number of bytes"))),
             };

@@ -258,7 +258,7 @@ impl Simulation {
                         self.tasks[t].pc += 1;
                     } else {
                         let dur = self.sample(d);
-                        self.arm_timer(t, self.now + dur);
+                        self.arm_timer(t, self.now.saturating_add(dur));
                         return StepOutcome::Block(WaitOn::Timer);
                     }
                 }

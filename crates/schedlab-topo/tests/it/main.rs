@@ -5,6 +5,7 @@
 mod check;
 mod domains;
 mod files;
+mod fuzz;
 mod props;
 mod sysfs;
 

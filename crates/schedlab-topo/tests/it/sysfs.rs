@@ -238,6 +238,26 @@ fn broken_files_are_named() {
     }
 }
 
+/// Issue 22, defect 6: a capacity of 0 (which divides utilisation by zero) or above
+/// SCHED_CAPACITY_SCALE (1024, the biggest CPU after the kernel's normalisation) used to
+/// be simulated.
+#[test]
+fn cpu_capacity_outside_1_to_1024_is_refused() {
+    for bad in ["0", "1025", "4294967295"] {
+        let (_d, root) = scratch("1node-2llc-clusters");
+        write(&root, "cpu/cpu8/cpu_capacity", bad);
+        let e = host_at(&root).unwrap_err();
+        assert!(
+            e.contains("cpu8/cpu_capacity:1: expected a capacity in 1..=1024")
+                && e.contains(&format!("'{bad}'")),
+            "{bad}: {e}"
+        );
+    }
+    let (_d, root) = scratch("1node-2llc-clusters");
+    write(&root, "cpu/cpu8/cpu_capacity", "1");
+    assert_eq!(host_at(&root).unwrap().cpu(8).capacity, 1);
+}
+
 /// Issue 22, defect 5: an attribute that is a FIFO (blocked forever), a link to /dev/zero
 /// (read until memory ran out) or a huge file is a clear error naming the file, at once.
 #[test]

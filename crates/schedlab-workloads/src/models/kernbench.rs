@@ -91,6 +91,16 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
     a.resolve("jobs", jobs);
     let files = a.int("files", 1, 50_000)?;
     let scale = a.float("scale")?;
+    if !(1e-6..=100.0).contains(&scale) {
+        // Above 100 the compile and link times overflow any run (and at 1e300 the
+        // nanosecond conversion itself).
+        let given = a.text("scale").unwrap_or_default();
+        return Err(a.err(
+            "scale",
+            given,
+            "must be between 0.000001 and 100 (1 = real compile times)",
+        ));
+    }
     let link = a.int("link", 0, 3_600_000_000_000)?;
     // Memory intensity of a compile job (default 0.25, catalog): the fraction of its run
     // time that scales with memory latency. A compiler is neither a streaming kernel

@@ -56,8 +56,7 @@ pub(crate) type Built = (Workload, Arc<dyn Report>);
 /// The task slot never stamped by any model: `RecordSince` from it records absolute time.
 pub(crate) const ABS: Slot = Slot::Task(7);
 
-/// The largest number of tasks a built-in model will create (memory guard).
-pub(crate) const MAX_TASKS: u64 = 200_000;
+pub(crate) use crate::bounds::MAX_TASKS;
 
 /// Nanoseconds to seconds.
 pub(crate) fn secs(ns: u64) -> f64 {
