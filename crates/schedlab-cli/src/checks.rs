@@ -46,7 +46,7 @@ fn switch_key(sw: &str) -> (String, String) {
     if let Some((k, v)) = sw.split_once('=') {
         return (format!("{}=", k.to_ascii_lowercase()), v.to_string());
     }
-    if sw.chars().any(|c| c.is_ascii_lowercase()) {
+    if schedlab_policies::is_balancer_variant(sw) {
         return ("balancer variant".into(), sw.to_string());
     }
     let upper = sw.to_ascii_uppercase();

@@ -253,7 +253,8 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     let (fitted, rows) = crate::host_fit::fit("host", &c.profile(), &targets, &variant)?;
     print!("{}", crate::host_fit::render(&rows));
     let text = c.to_profile_toml_with(&fitted, &crate::host_fit::notes(&rows));
-    std::fs::write(&a.output, text).with_context(|| format!("-o {}: cannot write", a.output.display()))?;
+    std::fs::write(&a.output, text)
+        .with_context(|| format!("-o {}: cannot write", a.output.display()))?;
     println!("wrote {}", a.output.display());
     Ok(())
 }

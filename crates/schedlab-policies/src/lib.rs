@@ -51,7 +51,7 @@ pub use describe::{
 pub use era::{BalancerKind, ERAS, Era, EraDef, Flow, PresetInfo, PresetKind, presets};
 pub use error::PolicyError;
 pub use linux::LinuxPolicy;
-pub use switches::{Provenance, Settings};
+pub use switches::{Provenance, Settings, is_balancer_variant};
 pub use variant::{Variant, parse_variant};
 
 use schedlab_engine::balance_o1::O1NodeBalancer;

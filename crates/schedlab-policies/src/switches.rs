@@ -730,6 +730,12 @@ pub(crate) fn find(name: &str) -> Option<&'static SwitchDef> {
     SWITCHES.iter().find(|d| d.name.eq_ignore_ascii_case(name))
 }
 
+/// Whether `name` (case-insensitive) is one of the 2.5.59 balancer variants (`orig`, `ingo`,
+/// `ingofix`, `ingoB0`), which replace each other rather than switch something on or off.
+pub fn is_balancer_variant(name: &str) -> bool {
+    find(name).is_some_and(|d| matches!(d.kind, Kind::Balancer(_)))
+}
+
 /// The switches valid for `era`, in listing order.
 pub(crate) fn valid_for(era: Era) -> impl Iterator<Item = &'static SwitchDef> {
     SWITCHES.iter().filter(move |d| d.applies(era))
