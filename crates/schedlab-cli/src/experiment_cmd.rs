@@ -336,9 +336,8 @@ fn print_run(
 }
 
 /// Progress of `run`: on a terminal a spinner with the repetition, the wall time and the
-/// workload's simulated length; off one, a line on stderr every few seconds. (The engine's
-/// run loop has no progress hook, so the simulated time reached is not shown while a run is
-/// in flight.)
+/// simulated time the run has reached (`runner::SIM_TIME_NS`); off one, a line on stderr
+/// every few seconds.
 fn run_progress(
     plan: &Plan,
 ) -> (
@@ -350,11 +349,21 @@ fn run_progress(
         let b = indicatif::ProgressBar::new(reps);
         b.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} {msg}: {pos}/{len} done, {elapsed} elapsed",
+                "{spinner} {msg}: {pos}/{len} done, {prefix}, {elapsed} elapsed",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
         b.enable_steady_tick(std::time::Duration::from_millis(200));
+        // The simulated time the run has reached, read from what the engine publishes.
+        let shown = b.clone();
+        std::thread::spawn(move || {
+            while !shown.is_finished() {
+                let ns = schedlab_experiment::runner::SIM_TIME_NS
+                    .load(std::sync::atomic::Ordering::Relaxed);
+                shown.set_prefix(format!("simulated {:.1} ms", ns as f64 / 1e6));
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        });
         (b, None)
     } else {
         let b = schedlab_experiment::progress::hidden_bar(reps);

@@ -91,6 +91,9 @@ pub struct SimOptions {
     pub max_events: Option<u64>,
     /// Stop at this simulated time even if the workload wants to go on.
     pub time_limit_ns: Option<Time>,
+    /// Where the run publishes its simulated time every 65,536 events, for a progress
+    /// display; the simulation never reads it, so results do not depend on it.
+    pub progress: Option<&'static std::sync::atomic::AtomicU64>,
 }
 
 impl Default for SimOptions {
@@ -101,6 +104,7 @@ impl Default for SimOptions {
             check_invariants: false,
             max_events: None,
             time_limit_ns: None,
+            progress: None,
         }
     }
 }
@@ -386,6 +390,11 @@ impl Simulation {
             self.hash =
                 (self.hash ^ e.time() ^ e.ev.tag().rotate_left(17)).wrapping_mul(0x0100_0000_01b3);
             self.dispatch(e.ev);
+            if self.counters.events & 0xffff == 0
+                && let Some(p) = self.opts.progress
+            {
+                p.store(self.now, std::sync::atomic::Ordering::Relaxed);
+            }
             if let Some(cpu) = self.events.take_fired() {
                 // The handler armed no new segment (the CPU idled or switched away).
                 self.events.rearm_fired(self.cpus[cpu].seg_key);

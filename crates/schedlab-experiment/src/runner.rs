@@ -253,6 +253,10 @@ pub struct SingleRun {
     pub event_hash: u64,
 }
 
+/// The simulated time the latest running simulation has reached, ns (published every
+/// 65,536 events; what `schedlab run` shows on a terminal).
+pub static SIM_TIME_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Runs one (point, variant, repetition).
 pub fn run_one(
     plan: &Plan,
@@ -278,6 +282,7 @@ pub fn run_one(
         SimOptions {
             seed,
             trace,
+            progress: Some(&SIM_TIME_NS),
             ..Default::default()
         },
     )
