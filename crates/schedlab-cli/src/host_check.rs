@@ -92,8 +92,13 @@ pub(crate) fn host_side(
 ) -> Result<(BenchResult, Option<TraceCounters>, String)> {
     let opts = schedlab_host::HostRunOptions::default();
     if capture {
-        let dir = std::env::temp_dir().join(format!("schedlab-check-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).context("cannot create a temporary directory")?;
+        // Removed when it goes out of scope, on every return path (a failed or interrupted
+        // host run included).
+        let tmp = tempfile::Builder::new()
+            .prefix("schedlab-check-")
+            .tempdir()
+            .context("cannot create a temporary directory")?;
+        let dir = tmp.path().to_path_buf();
         let result_file = dir.join("result.json");
         let exe = std::env::current_exe().context("cannot find the schedlab executable")?;
         let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
@@ -111,12 +116,16 @@ pub(crate) fn host_side(
                 let result: BenchResult =
                     serde_json::from_str(&text).context("cannot read the captured run's result")?;
                 let trace = schedlab_trace::ftrace::read_ftrace_file(&base.with_extension("txt"))?;
-                let _ = std::fs::remove_dir_all(&dir);
                 let note = format!(
                     "captured through tracefs ({} events; the whole machine is traced)",
                     trace.events.len()
                 );
                 return Ok((result, Some(counters(&trace)), note));
+            }
+            _ if schedlab_host::cancel_requested() => {
+                // Ctrl-C (or SIGTERM/SIGHUP) during the captured run: stop here, do not
+                // start the run a second time without capture.
+                anyhow::bail!("interrupted: the host run was stopped")
             }
             Ok(summary) => anyhow::bail!("the captured host run failed ({})", summary.exit),
             Err(e) => {
