@@ -5,7 +5,7 @@
 //! * one writer: [`OutLock`] holds an exclusive lock beside the file while a `compare`
 //!   writes it, so a second `compare --out` (or `--resume`) on it is refused at once;
 //! * runs that contradict the plan (a key outside it, another experiment's fingerprint, a
-//!   workload or metric set not the plan's, no metrics) are refused by [`check_runs`], by
+//!   workload or metric set not the plan's, no metrics) are refused by `check_runs`, by
 //!   `--resume` and `merge` alike, naming the file and line's run.
 
 use crate::ExperimentError;
