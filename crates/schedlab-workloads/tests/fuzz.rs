@@ -2,7 +2,7 @@
 //! workload TOML files and rt-app JSON. proptest edits the committed examples
 //! (`workloads/*`) byte by byte and cuts them short, and draws arbitrary spec strings; every
 //! input must end in a built workload or an error — never a panic — and, through the bounds,
-//! in bounded work. A campaign: `PROPTEST_CASES=100000 cargo test --release -p
+//! in bounded work. A campaign: `PROPTEST_CASES=1000 cargo test --release -p
 //! schedlab-workloads --test fuzz`.
 
 use proptest::prelude::*;
@@ -34,7 +34,10 @@ fn topo() -> schedlab_topo::Topology {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    // 64 cases in the suite (each builds a workload); PROPTEST_CASES overrides for a campaign.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
 
     #[test]
     fn edited_workload_files_never_panic(
