@@ -223,14 +223,16 @@ pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadErr
     ))
 }
 
-struct PgbenchOut {
-    clients: u64,
-    jobs: u64,
-    scale: u64,
-    duration: u64,
-    txns: CounterId,
-    conn: HistId,
-    transaction_type: &'static str,
+/// The pgbench client's report (tps, latency, initial connection time), shared by both
+/// pgbench models.
+pub(crate) struct PgbenchOut {
+    pub(crate) clients: u64,
+    pub(crate) jobs: u64,
+    pub(crate) scale: u64,
+    pub(crate) duration: u64,
+    pub(crate) txns: CounterId,
+    pub(crate) conn: HistId,
+    pub(crate) transaction_type: &'static str,
 }
 
 impl Report for PgbenchOut {

@@ -16,17 +16,14 @@
 //!   bgwriter (bgwriter_delay), walwriter (wal_writer_delay), checkpointer (checkpoint_timeout)
 //! ```
 
-use super::{ABS, Built, MAX_TASKS, secs};
+use super::{ABS, Built, MAX_TASKS};
 use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
-use crate::instance::{Report, first_abs_time};
 use crate::spec::Args;
 use schedlab_engine::rng::splitmix64;
 use schedlab_engine::rwlock::RwWake;
-use schedlab_engine::task::{CounterId, HistId, LockRef, MutexId, Op, RwLockId};
-use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
-use schedlab_metrics::native::{PgbenchReport, format_pgbench};
-use schedlab_metrics::{Better, Metric};
+use schedlab_engine::task::{LockRef, MutexId, Op, RwLockId};
+use schedlab_engine::{ChannelKind, Dist, TaskSpec, Workload};
 use schedlab_topo::Topology;
 use std::sync::Arc;
 
@@ -455,7 +452,7 @@ pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadErr
     };
     Ok((
         w,
-        Arc::new(Out {
+        Arc::new(super::pgbench::PgbenchOut {
             clients,
             jobs,
             scale,
@@ -465,45 +462,4 @@ pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadErr
             transaction_type,
         }),
     ))
-}
-
-struct Out {
-    clients: u64,
-    jobs: u64,
-    scale: u64,
-    duration: u64,
-    txns: CounterId,
-    conn: HistId,
-    transaction_type: &'static str,
-}
-
-impl Report for Out {
-    fn headline(&self) -> (String, Better) {
-        ("tps".into(), Better::Higher)
-    }
-    fn duration_based(&self) -> bool {
-        true
-    }
-    fn extract(&self, sim: &Simulation) -> Result<(String, Vec<Metric>), WorkloadError> {
-        let n = sim.user_counter(self.txns);
-        let t = secs(sim.now());
-        let conn_s = first_abs_time(sim.user_hist(self.conn)).map_or(0.0, secs);
-        let tps = if t > conn_s { n / (t - conn_s) } else { 0.0 };
-        let r = PgbenchReport {
-            transaction_type: self.transaction_type.into(),
-            scale: self.scale,
-            clients: self.clients,
-            threads: self.jobs,
-            duration_s: (self.duration as f64 / 1e9).round() as u64,
-            transactions: n as u64,
-            latency_avg_ms: if n > 0.0 {
-                1000.0 * t * self.clients as f64 / n
-            } else {
-                0.0
-            },
-            initial_connection_ms: conn_s * 1e3,
-            tps,
-        };
-        Ok((format_pgbench(&r), r.metrics()))
-    }
 }
