@@ -198,6 +198,7 @@ pub(crate) fn build_tbench(a: &mut Args, _topo: &Topology) -> Result<Built, Work
     Ok((
         w,
         Arc::new(TbenchOut {
+            workload: "tbench",
             clients,
             payload,
             lat,
@@ -205,10 +206,13 @@ pub(crate) fn build_tbench(a: &mut Args, _topo: &Topology) -> Result<Built, Work
     ))
 }
 
-struct TbenchOut {
-    clients: u64,
-    payload: CounterId,
-    lat: HistId,
+/// tbench's report (MB/s of counted payload, per-op latency), shared by both tbench models.
+pub(crate) struct TbenchOut {
+    /// The model's name, for the "no samples" error.
+    pub(crate) workload: &'static str,
+    pub(crate) clients: u64,
+    pub(crate) payload: CounterId,
+    pub(crate) lat: HistId,
 }
 
 impl Report for TbenchOut {
@@ -221,7 +225,7 @@ impl Report for TbenchOut {
     fn extract(&self, sim: &Simulation) -> Result<(String, Vec<Metric>), WorkloadError> {
         let h = sim.user_hist(self.lat);
         if h.is_empty() {
-            return Err(no_samples("tbench", "completed operation"));
+            return Err(no_samples(self.workload, "completed operation"));
         }
         let t = secs(sim.now());
         let r = TbenchReport {

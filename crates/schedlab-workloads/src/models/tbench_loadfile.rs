@@ -15,15 +15,12 @@
 //! is the operation's own.
 
 use super::rr::TBENCH_MIX;
-use super::{Built, MAX_TASKS, secs};
+use super::{Built, MAX_TASKS};
 use crate::catalog::{WorkloadInfo, param};
 use crate::error::WorkloadError;
-use crate::instance::{Report, metric, no_samples};
 use crate::spec::Args;
-use schedlab_engine::task::{CounterId, HistId, Op, Slot};
-use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
-use schedlab_metrics::native::{TbenchReport, format_tbench};
-use schedlab_metrics::{Better, Metric};
+use schedlab_engine::task::{Op, Slot};
+use schedlab_engine::{ChannelKind, Dist, TaskSpec, Workload};
 use schedlab_topo::Topology;
 use std::sync::Arc;
 
@@ -148,55 +145,13 @@ pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadErr
     w.duration_ns = Some(duration);
     Ok((
         w,
-        Arc::new(Out {
+        Arc::new(super::rr::TbenchOut {
+            workload: "tbench-loadfile",
             clients,
             payload,
             lat,
         }),
     ))
-}
-
-struct Out {
-    clients: u64,
-    payload: CounterId,
-    lat: HistId,
-}
-
-impl Report for Out {
-    fn headline(&self) -> (String, Better) {
-        ("throughput_mb_s".into(), Better::Higher)
-    }
-    fn duration_based(&self) -> bool {
-        true
-    }
-    fn extract(&self, sim: &Simulation) -> Result<(String, Vec<Metric>), WorkloadError> {
-        let h = sim.user_hist(self.lat);
-        if h.is_empty() {
-            return Err(no_samples("tbench-loadfile", "completed operation"));
-        }
-        let t = secs(sim.now());
-        let r = TbenchReport {
-            ops: Vec::new(),
-            throughput_mb_s: sim.user_counter(self.payload) / 1e6 / t,
-            clients: self.clients,
-            procs: self.clients,
-            max_latency_ms: h.median_equivalent(h.max()) as f64 / 1e6,
-        };
-        let mut m = r.metrics();
-        m.push(metric(
-            "avg_latency_ms",
-            h.mean() / 1e6,
-            "ms",
-            Better::Lower,
-        ));
-        m.push(metric(
-            "ops_per_sec",
-            h.len() as f64 / t,
-            "ops/s",
-            Better::Higher,
-        ));
-        Ok((format_tbench(&r), m))
-    }
 }
 
 #[cfg(test)]
