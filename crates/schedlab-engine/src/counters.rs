@@ -29,6 +29,12 @@ pub struct Counters {
     pub wakeups_nonsync: u64,
     /// CPU time spent in softirq receive processing (charged to the CPU that ran it), ns.
     pub softirq_ns: u64,
+    /// Time wakers kept running after a remote wakeup's IPI left, until they blocked, ns.
+    pub overlap_ns: u64,
+    /// Cost of shared objects' cache lines moving between CPUs, ns, by class
+    /// (`pipe`, `socket`, `futex`, `lock`).
+    #[serde(serialize_with = "by_class")]
+    pub contention_ns: [u64; 4],
     /// Fork placements.
     pub forks: u64,
     /// Task migrations done by wakeup placement.
@@ -95,6 +101,16 @@ pub struct Counters {
     pub wake_graph: crate::sim::wakegraph::WakeGraph,
 }
 
+/// The contention costs as a JSON object keyed by class.
+fn by_class<S: serde::Serializer>(v: &[u64; 4], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(v.len()))?;
+    for (k, x) in crate::sim::contention::CLASSES.iter().zip(v) {
+        m.serialize_entry(k, x)?;
+    }
+    m.end()
+}
+
 impl Default for Counters {
     fn default() -> Self {
         Counters {
@@ -109,6 +125,8 @@ impl Default for Counters {
             wakeups_softirq: 0,
             wakeups_nonsync: 0,
             softirq_ns: 0,
+            overlap_ns: 0,
+            contention_ns: [0; 4],
             forks: 0,
             migrations_wake: 0,
             migrations_balance: 0,
@@ -184,6 +202,18 @@ impl Counters {
                 self.wakeups_softirq,
                 self.wakeups_nonsync,
                 self.softirq_ns as f64 / 1e6
+            ));
+        }
+        if self.overlap_ns > 0 || self.contention_ns.iter().any(|&c| c > 0) {
+            let by: Vec<String> = crate::sim::contention::CLASSES
+                .iter()
+                .zip(self.contention_ns)
+                .map(|(k, v)| format!("{k} {:.3}", v as f64 / 1e6))
+                .collect();
+            s.push_str(&format!(
+                "overlap {:.3} ms; contention ms: {}\n",
+                self.overlap_ns as f64 / 1e6,
+                by.join(", ")
             ));
         }
         let lv: Vec<String> = self

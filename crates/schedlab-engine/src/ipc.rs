@@ -118,6 +118,8 @@ pub struct Channel {
     last_fill: u64,
     /// Messages delivered in total.
     pub delivered: u64,
+    /// CPU of the last operation on the channel: where its lines are (contention).
+    pub last_cpu: Option<u32>,
 }
 
 /// What a send did.
@@ -158,6 +160,7 @@ impl Channel {
             pages_used: 0,
             last_fill: 0,
             delivered: 0,
+            last_cpu: None,
         }
     }
 
@@ -284,6 +287,8 @@ pub struct Futex {
     pub posted: bool,
     /// Sleepers in arrival order.
     pub waiters: VecDeque<TaskId>,
+    /// CPU of the last wait or wake: where the bucket and word lines are (contention).
+    pub last_cpu: Option<u32>,
 }
 
 /// A sleeping mutex with an owner.
@@ -293,6 +298,8 @@ pub struct Mutex {
     pub owner: Option<TaskId>,
     /// Sleepers in arrival order.
     pub waiters: VecDeque<TaskId>,
+    /// CPU of the last acquire or release: where the lock word is (contention).
+    pub last_cpu: Option<u32>,
 }
 
 /// A start gate.

@@ -63,6 +63,7 @@ macro_rules! sched_view {
 mod accounting;
 // Active balancing (the stopper pushing a possibly running task).
 mod active;
+pub(crate) mod contention;
 mod cost;
 mod interp;
 mod interp_sync;

@@ -181,6 +181,12 @@ pub struct Task {
     pub o1_sleep_avg: f64,
     pub o1_seq: u64,
     pub slots: [Time; 8],
+    /// In a blocking syscall (a receive or a futex wait) whose entry half is paid: the task
+    /// checked, found nothing, and sleeps at its next step unless something arrived.
+    pub syscall_entered: bool,
+    /// When the IPI of this task's last remote wakeup left ([`crate::time::NEVER`] when
+    /// none is open): from then until this task blocks, both sides run at once (overlap).
+    pub overlap_since: Time,
 }
 
 /// Idle or not, from the CPU's point of view.

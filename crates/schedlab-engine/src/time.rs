@@ -9,6 +9,8 @@ pub const NSEC_PER_USEC: u64 = 1_000;
 pub const NSEC_PER_MSEC: u64 = 1_000_000;
 /// Nanoseconds per second.
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
+/// "No such time": a point that is never reached.
+pub const NEVER: Time = u64::MAX;
 
 /// 2^63 as an `f64` (exact): below it a value converts through `i64`, which baseline x86-64
 /// does in one instruction; Rust's saturating `f64 as u64` is a longer sequence, and these

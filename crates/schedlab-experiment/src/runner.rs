@@ -84,6 +84,21 @@ pub struct RunCounters {
     /// Their total time asleep, ns.
     #[serde(default)]
     pub lock_wait_ns: u64,
+    /// Wakeups issued from softirq (the loopback receive path).
+    #[serde(default)]
+    pub wakeups_softirq: u64,
+    /// Task wakeups without WF_SYNC.
+    #[serde(default)]
+    pub wakeups_nonsync: u64,
+    /// Softirq receive processing, ns.
+    #[serde(default)]
+    pub softirq_ns: u64,
+    /// Time wakers ran on after a remote wakeup, ns.
+    #[serde(default)]
+    pub overlap_ns: u64,
+    /// Shared-object contention cost by class (`pipe`, `socket`, `futex`, `lock`), ns.
+    #[serde(default)]
+    pub contention_ns: [u64; 4],
 }
 
 impl RunCounters {
@@ -130,6 +145,11 @@ impl RunCounters {
             waker_flips: c.wake_graph.waker_flips.clone(),
             lock_waits: c.wake_graph.lock_waits,
             lock_wait_ns: c.wake_graph.lock_wait_ns,
+            wakeups_softirq: c.wakeups_softirq,
+            wakeups_nonsync: c.wakeups_nonsync,
+            softirq_ns: c.softirq_ns,
+            overlap_ns: c.overlap_ns,
+            contention_ns: c.contention_ns,
         }
     }
 
@@ -164,6 +184,14 @@ impl RunCounters {
             ("waker_flips_p90", q(&self.waker_flips, 0.9)),
             ("lock_waits", self.lock_waits as f64),
             ("lock_wait_ns", self.lock_wait_ns as f64),
+            ("wakeups_softirq", self.wakeups_softirq as f64),
+            ("wakeups_nonsync", self.wakeups_nonsync as f64),
+            ("softirq_ns", self.softirq_ns as f64),
+            ("overlap_ns", self.overlap_ns as f64),
+            ("contention_pipe_ns", self.contention_ns[0] as f64),
+            ("contention_socket_ns", self.contention_ns[1] as f64),
+            ("contention_futex_ns", self.contention_ns[2] as f64),
+            ("contention_lock_ns", self.contention_ns[3] as f64),
         ]
     }
 }

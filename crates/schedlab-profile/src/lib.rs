@@ -54,6 +54,8 @@ pub struct MachineProfile {
     pub wakeup: WakeupCosts,
     /// Cost of deciding (searches, balancing).
     pub search: SearchCosts,
+    /// Cache lines of shared kernel objects that move between the CPUs using them.
+    pub contention: ContentionCosts,
 }
 
 /// Execution speed and switch costs.
@@ -136,6 +138,27 @@ pub struct TransferCosts {
     pub message_lines: f64,
 }
 
+/// Shared-object contention: the cache lines an operation writes in the object itself
+/// (locks, queue heads, counters), which move to the CPU of each operation from the CPU of
+/// the one before. An operation from another CPU pays `lines × cache.refetch_*` at the
+/// distance between the two CPUs; one from the same CPU pays nothing. The more CPUs (and
+/// LLCs, nodes) use an object, the more of its operations pay, and at the larger distances.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContentionCosts {
+    /// Lines of a pipe written by a read or a write: `pipe->mutex`, the ring's head and
+    /// tail, the wait queue head.
+    pub pipe_lines: f64,
+    /// Lines of a socket written by a send or a receive (AF_UNIX and inet): the socket
+    /// lock, the receive queue's lock and head, `sk_wmem_alloc`, the wait queue head.
+    pub socket_lines: f64,
+    /// Lines of a futex written by a wait or a wake: the hash bucket's lock and the futex
+    /// word.
+    pub futex_lines: f64,
+    /// Lines of a user-space lock (the lock word) written by an acquire or a release.
+    pub lock_lines: f64,
+}
+
 /// Latencies on the wakeup path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -189,6 +212,18 @@ impl Default for MachineProfile {
             transfer: TransferCosts::default(),
             wakeup: WakeupCosts::default(),
             search: SearchCosts::default(),
+            contention: ContentionCosts::default(),
+        }
+    }
+}
+
+impl Default for ContentionCosts {
+    fn default() -> Self {
+        ContentionCosts {
+            pipe_lines: 3.0,
+            socket_lines: 4.0,
+            futex_lines: 2.0,
+            lock_lines: 1.0,
         }
     }
 }
@@ -422,6 +457,10 @@ impl MachineProfile {
         }
         let bounded = [
             ("transfer.message_lines", self.transfer.message_lines, 1e6),
+            ("contention.pipe_lines", self.contention.pipe_lines, 1e6),
+            ("contention.socket_lines", self.contention.socket_lines, 1e6),
+            ("contention.futex_lines", self.contention.futex_lines, 1e6),
+            ("contention.lock_lines", self.contention.lock_lines, 1e6),
             (
                 "cpu.remote_memory_slowdown",
                 self.cpu.remote_memory_slowdown,

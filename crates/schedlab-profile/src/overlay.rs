@@ -125,6 +125,8 @@ pub fn unit_of(key: &str) -> &'static str {
         "fraction slower per NUMA distance step"
     } else if leaf == "message_lines" {
         "cache lines per message"
+    } else if leaf.ends_with("_lines") {
+        "cache lines per operation"
     } else if matches!(leaf, "schema" | "name" | "source") {
         "text"
     } else {

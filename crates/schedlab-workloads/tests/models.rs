@@ -404,14 +404,15 @@ fn kernbench_jobs_carry_memory_on_a_fixed_tree_and_split_user_from_system() {
             .any(|op| matches!(op, schedlab_engine::Op::Loop(n) if *n > 1))
     }));
     // One source tree: two seeds compile the same files, so user time differs only by the
-    // profile's jitter (±2 % per burst, averaging out), not by fresh per-file draws.
+    // profile's jitter (±2 % per burst, averaging out) and by where the jobs ran (their
+    // remote-memory slowdown on the two nodes, ~1 %), not by fresh per-file draws.
     let (a, _) = run_instance(&inst, &topo, 1);
     let (b, _) = run_instance(&inst, &topo, 2);
     let user = |sim: &schedlab_engine::Simulation| -> u64 {
         sim.task_stats().iter().map(|t| t.user_ns).sum()
     };
     let (ua, ub) = (user(&a) as f64, user(&b) as f64);
-    assert!((ua / ub - 1.0).abs() < 0.005, "user {ua} vs {ub}");
+    assert!((ua / ub - 1.0).abs() < 0.015, "user {ua} vs {ub}");
     // kernbench's user + system is all the CPU time, and exec is system time.
     let r = inst.result(&a, &EndReason::AllExited).unwrap();
     let k = &parse_kernbench(&r.native).unwrap()[0];

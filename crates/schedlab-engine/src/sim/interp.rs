@@ -2,6 +2,7 @@
 //! exits or migrates at exec, and turns the outcome into a segment, a block or a switch.
 
 use super::Simulation;
+use super::contention::Object;
 use super::cost::Distance;
 use super::queue::Event;
 use crate::dist::Dist;
@@ -74,6 +75,7 @@ impl Simulation {
 
     pub(super) fn block_current(&mut self, cpu: CpuId, t: TaskId, w: WaitOn) {
         self.update_curr(cpu);
+        self.close_overlap(t);
         self.sync_task_pelt(t);
         self.sync_cpu_pelt(cpu);
         self.nr_active -= 1;
@@ -113,6 +115,11 @@ impl Simulation {
         // pointer stays valid while ops run (avoids an atomic refcount per step).
         let prog: &[Op] = unsafe { &*std::sync::Arc::as_ptr(&self.tasks[t].program) };
         let syscall = self.profile.cpu.syscall_ns as f64;
+        // A syscall's entry and exit paths, taken as halves of `cpu.syscall_ns`
+        // (reconstructed [M]): a send's exit runs after its wakeup, a blocking call's entry
+        // before it sleeps.
+        let entry = syscall / 2.0;
+        let exit = syscall - entry;
         loop {
             if self.cpus[cpu].need_resched {
                 return StepOutcome::Preempt;
@@ -148,10 +155,14 @@ impl Simulation {
                         SendOutcome::Sent { wake_reader } => {
                             self.tasks[t].pc += 1;
                             // Pre-wake work goes into op_extra_cost so a remote wakee's
-                            // arrival is delayed by it (the IPI leaves at the end of it).
-                            self.op_extra_cost += syscall
+                            // arrival is delayed by it (the IPI leaves at the end of it):
+                            // the syscall entry, the copy, the object's lines and the
+                            // kernel work up to the wakeup (for loopback, the softirq
+                            // receive path that issues it).
+                            self.op_extra_cost += entry
                                 + self.channel_op_ns(*ch, true)
-                                + n as f64 * self.profile.transfer.copy_ns_per_byte;
+                                + n as f64 * self.profile.transfer.copy_ns_per_byte
+                                + self.touch(Object::Channel(*ch), cpu);
                             if kind.is_loopback() {
                                 self.counters.softirq_ns += self.profile.transfer.tcp_delivery_ns;
                             }
@@ -159,6 +170,10 @@ impl Simulation {
                                 let rule = self.cfg.wake.reader(kind);
                                 self.wake_by_rule(r, t, cpu, rule);
                             }
+                            // The syscall exit runs after the wakeup (pipe_write(),
+                            // unix_stream_sendmsg() and tcp_sendmsg() wake the reader
+                            // before they return): a remote wakee starts meanwhile.
+                            self.op_extra_cost += exit;
                         }
                         SendOutcome::Full => {
                             self.channels[*ch].writers.push_back(t);
@@ -170,12 +185,19 @@ impl Simulation {
                     RecvOutcome::Got { msg, wake_writers } => {
                         self.tasks[t].pc += 1;
                         self.tasks[t].last_recv_bytes = msg.bytes;
+                        // The object's lines (again, after a sleep: the writer moved them).
+                        let lines = self.touch(Object::Channel(*ch), cpu);
                         let tr = &self.profile.transfer;
                         let d = Distance::of(&self.topo, msg.cpu as CpuId, cpu);
                         let meta = self.refetch_per_line(d) * tr.message_lines;
                         let extra = self.transfer_per_byte(d) * msg.bytes as f64 + meta;
                         self.counters.transfer_cost_ns += extra as u64;
-                        self.op_extra_cost += syscall
+                        // A receive that slept paid its entry before.
+                        let paid = std::mem::take(&mut self.tasks[t].syscall_entered);
+                        let enter = if paid { 0.0 } else { entry };
+                        self.op_extra_cost += enter
+                            + lines
+                            + exit
                             + msg.bytes as f64 * tr.copy_ns_per_byte
                             + extra
                             + self.channel_op_ns(*ch, false);
@@ -187,6 +209,13 @@ impl Simulation {
                             }
                         }
                     }
+                    RecvOutcome::Empty if !self.tasks[t].syscall_entered => {
+                        // The syscall entry and the check under the object's lock run
+                        // before the reader sleeps (pipe_read(), unix_stream_read_generic(),
+                        // tcp_recvmsg() → sk_wait_data()); the check is made again after.
+                        self.tasks[t].syscall_entered = true;
+                        cost += entry + self.touch(Object::Channel(*ch), cpu);
+                    }
                     RecvOutcome::Empty => {
                         self.channels[*ch].readers.push_back(t);
                         return StepOutcome::Block(WaitOn::ChannelRead(*ch));
@@ -197,7 +226,16 @@ impl Simulation {
                         || std::mem::take(&mut self.futexes[*f].posted)
                     {
                         self.tasks[t].pc += 1;
-                        cost += syscall;
+                        cost += if std::mem::take(&mut self.tasks[t].syscall_entered) {
+                            exit
+                        } else {
+                            syscall + self.touch(Object::Futex(*f), cpu)
+                        };
+                    } else if !self.tasks[t].syscall_entered {
+                        // futex_wait(): the entry, the bucket lock and the word check run
+                        // before the sleep; the word is checked again after them.
+                        self.tasks[t].syscall_entered = true;
+                        cost += entry + self.touch(Object::Futex(*f), cpu);
                     } else {
                         self.futexes[*f].waiters.push_back(t);
                         return StepOutcome::Block(WaitOn::Futex(*f));
@@ -205,7 +243,8 @@ impl Simulation {
                 }
                 Op::FutexWake { f, n } => {
                     self.tasks[t].pc += 1;
-                    self.op_extra_cost += syscall;
+                    // The exit of the FUTEX_WAKE syscall runs after the wakeups.
+                    self.op_extra_cost += entry + self.touch(Object::Futex(*f), cpu);
                     if self.futexes[*f].waiters.is_empty() {
                         self.futexes[*f].posted = true;
                     }
@@ -220,6 +259,7 @@ impl Simulation {
                             left -= 1;
                         }
                     }
+                    self.op_extra_cost += exit;
                 }
                 Op::ListAdd(l) => {
                     self.tasks[t].pc += 1;
@@ -286,6 +326,7 @@ impl Simulation {
                         self.token[t] = false;
                         self.tasks[t].pc += 1;
                         self.tasks[t].spin_left = 0;
+                        cost += self.touch(Object::Mutex(m), cpu);
                     } else {
                         let o = owner.unwrap_or(t);
                         let pure_spin = *spin_ns == u64::MAX;
@@ -321,11 +362,15 @@ impl Simulation {
                         };
                         if self.mutexes[m].owner == Some(t) {
                             self.mutexes[m].owner = None;
+                            self.op_extra_cost += self.touch(Object::Mutex(m), cpu);
                             if let Some(w) = self.mutexes[m].waiters.pop_front() {
                                 self.mutexes[m].owner = Some(w);
                                 self.token[w] = true;
-                                self.op_extra_cost += syscall;
+                                // The FUTEX_WAKE that hands the lock over: its exit runs
+                                // after the wakeup.
+                                self.op_extra_cost += entry;
                                 self.try_to_wake_up(w, Some(t), cpu, wake_flags::TTWU);
+                                self.op_extra_cost += exit;
                             }
                         }
                     }

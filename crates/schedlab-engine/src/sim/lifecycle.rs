@@ -100,6 +100,8 @@ impl Simulation {
             ran_since_wake: 0,
             avg_overlap: 0,
             last_wakeup_ts: 0,
+            syscall_entered: false,
+            overlap_since: crate::time::NEVER,
         };
         // New tasks start with a full load contribution (PELT init: load_avg = weight).
         let mut task = task;
@@ -167,6 +169,7 @@ impl Simulation {
 
     pub(super) fn exit_current(&mut self, cpu: CpuId, t: TaskId) {
         self.update_curr(cpu);
+        self.close_overlap(t);
         self.sync_task_pelt(t);
         self.sync_cpu_pelt(cpu);
         self.leave_runnable(cpu, t);

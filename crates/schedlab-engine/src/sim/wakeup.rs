@@ -199,6 +199,9 @@ impl Simulation {
             Some(w) => crate::time::round_u64(self.tasks[w].seg_left + self.op_extra_cost),
             None => 0,
         };
+        if remote && let Some(w) = waker {
+            self.open_overlap(w, self.now.saturating_add(lead));
+        }
         let delay = if !remote {
             0
         } else if self.cpus[cpu].curr.is_none()

@@ -93,6 +93,9 @@ impl Calibration {
             "transfer.message_lines" => {
                 "kernel metadata lines per message, not measurable from user space".into()
             }
+            p if p.starts_with("contention.") => {
+                "cache lines of a shared kernel object, not measurable from user space".into()
+            }
             "wakeup.ipi_ns" => {
                 "not separable from the idle exit from user space (C1 exit_ns holds the rest)"
                     .into()
