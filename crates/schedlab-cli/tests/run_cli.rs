@@ -165,6 +165,38 @@ fn run_writes_traces_in_both_formats() {
 }
 
 #[test]
+fn loaded_loopback_runs_show_ksoftirqd_in_counters_and_trace() {
+    // 40 tbench pairs on 40 CPUs (linux-6.6): a tick during a loopback softirq whose reader
+    // wakeup preempts the sender leaves the rest to ksoftirqd (issue 16's done-when run).
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.txt");
+    let out = schedlab()
+        .args([
+            "run",
+            "-t",
+            "westmere-2s20c",
+            "-w",
+            "tbench:clients=40,duration=20ms",
+        ])
+        .arg("--trace")
+        .arg(&p)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("wake paths: from softirq "), "{text}");
+    assert!(text.contains("ksoftirqd: woken "), "{text}");
+    let trace = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        trace.contains("comm=ksoftirqd/"),
+        "no ksoftirqd thread in the trace"
+    );
+    assert!(
+        trace.contains("next_comm=ksoftirqd/"),
+        "ksoftirqd never ran"
+    );
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     for (args, needle) in [
         (vec!["run", "-w", "hackbnech"], "hackbench"),

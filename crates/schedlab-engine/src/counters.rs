@@ -29,6 +29,12 @@ pub struct Counters {
     pub wakeups_nonsync: u64,
     /// CPU time spent in softirq receive processing (charged to the CPU that ran it), ns.
     pub softirq_ns: u64,
+    /// Times a CPU's `ksoftirqd` was woken (or created).
+    pub ksoftirqd_wakeups: u64,
+    /// Wakeups issued by `ksoftirqd` (deferred loopback receive processing, 4.10-6.4).
+    pub wakeups_by_ksoftirqd: u64,
+    /// Loopback deliveries left to `ksoftirqd` instead of run at the end of the send.
+    pub softirq_deferred: u64,
     /// Time wakers kept running after a remote wakeup's IPI left, until they blocked, ns.
     pub overlap_ns: u64,
     /// Cost of shared objects' cache lines moving between CPUs, ns, by class
@@ -127,6 +133,9 @@ impl Default for Counters {
             softirq_ns: 0,
             overlap_ns: 0,
             contention_ns: [0; 4],
+            ksoftirqd_wakeups: 0,
+            wakeups_by_ksoftirqd: 0,
+            softirq_deferred: 0,
             forks: 0,
             migrations_wake: 0,
             migrations_balance: 0,
@@ -202,6 +211,12 @@ impl Counters {
                 self.wakeups_softirq,
                 self.wakeups_nonsync,
                 self.softirq_ns as f64 / 1e6
+            ));
+        }
+        if self.ksoftirqd_wakeups > 0 {
+            s.push_str(&format!(
+                "ksoftirqd: woken {}, wakeups from ksoftirqd {}, deliveries deferred to it {}\n",
+                self.ksoftirqd_wakeups, self.wakeups_by_ksoftirqd, self.softirq_deferred
             ));
         }
         if self.overlap_ns > 0 || self.contention_ns.iter().any(|&c| c > 0) {

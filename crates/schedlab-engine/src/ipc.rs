@@ -120,6 +120,9 @@ pub struct Channel {
     pub delivered: u64,
     /// CPU of the last operation on the channel: where its lines are (contention).
     pub last_cpu: Option<u32>,
+    /// Messages at the tail still waiting in a CPU's softirq backlog for `ksoftirqd`: the
+    /// reader cannot see them (nor, TCP being in order, anything after them) yet.
+    pub hidden: u32,
 }
 
 /// What a send did.
@@ -161,6 +164,7 @@ impl Channel {
             last_fill: 0,
             delivered: 0,
             last_cpu: None,
+            hidden: 0,
         }
     }
 
@@ -245,6 +249,9 @@ impl Channel {
 
     /// Takes the next message.
     pub fn try_recv(&mut self) -> RecvOutcome {
+        if self.queue.len() <= self.hidden as usize {
+            return RecvOutcome::Empty;
+        }
         let Some(msg) = self.queue.pop_front() else {
             return RecvOutcome::Empty;
         };

@@ -70,6 +70,7 @@ mod interp_sync;
 mod invariants;
 mod lifecycle;
 mod queue;
+mod softirq;
 mod switch;
 mod tick;
 // The initial utilisation of a forked task (post_init_entity_util_avg).
@@ -170,6 +171,8 @@ pub struct Simulation {
     executing: Option<CpuId>,
     /// A wakeup is being issued from NET_RX softirq context (`in_serving_softirq()`).
     in_softirq: bool,
+    /// Softirq backlogs and `ksoftirqd` threads (`sim/softirq.rs`).
+    softirq: softirq::Softirqs,
     op_extra_cost: f64,
     token: Vec<bool>,
     balance_out: BalanceOut,
@@ -331,6 +334,7 @@ impl Simulation {
             iw_last: 0,
             executing: None,
             in_softirq: false,
+            softirq: softirq::Softirqs::new(n, workload.specs.len()),
             op_extra_cost: 0.0,
             token: Vec::new(),
             balance_out: BalanceOut::default(),
@@ -437,6 +441,9 @@ impl Simulation {
             .collect();
         let mut v = Vec::new();
         for (i, t) in self.tasks.iter().enumerate() {
+            if t.spec >= self.softirq.kthread_base {
+                continue;
+            }
             if let TaskState::Sleeping(w) = t.state {
                 v.push(format!(
                     "{} (task {i}) waits for {}",
@@ -556,10 +563,12 @@ impl Simulation {
     pub fn nr_tasks(&self) -> usize {
         self.tasks.len()
     }
-    /// Per-task statistics: (comm, cpu time, run delay, voluntary, involuntary, migrations).
+    /// Per-task statistics: (comm, cpu time, run delay, voluntary, involuntary, migrations),
+    /// of the workload's tasks (kernel threads such as `ksoftirqd` are left out).
     pub fn task_stats(&self) -> Vec<TaskStat> {
         self.tasks
             .iter()
+            .filter(|t| t.spec < self.softirq.kthread_base)
             .map(|t| TaskStat {
                 comm: self.workload.specs[t.spec].comm.clone(),
                 sum_exec_ns: t.sum_exec,

@@ -45,6 +45,19 @@ impl WakeRule {
     }
 }
 
+/// What `__do_softirq()` does with softirqs still pending when its loop ends, and whether
+/// a runnable `ksoftirqd` takes new ones (`sim/softirq.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoftirqThread {
+    /// Restart and run them inline (up to `MAX_SOFTIRQ_RESTART` times): before 3.9.
+    Inline,
+    /// Wake `ksoftirqd` when `need_resched()` is set (c10d73671ad3, 3.9 on; again from 6.5).
+    OnResched,
+    /// As `OnResched`, and while `ksoftirqd` is runnable every new softirq waits for it
+    /// (`ksoftirqd_running()`, 4cd13c21b207, 4.10-6.4).
+    HandOver,
+}
+
 /// The era-dependent wake rules of the channels and of `exit()` → `wait()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WakeRules {
@@ -63,10 +76,13 @@ pub struct WakeRules {
     pub tcp_writer: WakeRule,
     /// `do_notify_parent()` → `__wake_up_parent()` waking a parent in `wait4()`.
     pub exit_parent: WakeRule,
+    /// When softirq work goes to the CPU's `ksoftirqd`.
+    pub ksoftirqd: SoftirqThread,
 }
 
 impl Default for WakeRules {
-    /// The rules of every CFS-era kernel (2.6.30 on).
+    /// The wakeup rules of every CFS-era kernel (2.6.30 on), with the softirq exit of 3.9
+    /// on and after 6.5.
     fn default() -> Self {
         WakeRules {
             pipe_reader: WakeRule::task(true),
@@ -76,6 +92,7 @@ impl Default for WakeRules {
             inet_reader: WakeRule::softirq(true),
             tcp_writer: WakeRule::softirq(false),
             exit_parent: WakeRule::task(true),
+            ksoftirqd: SoftirqThread::OnResched,
         }
     }
 }

@@ -93,6 +93,12 @@ pub struct RunCounters {
     /// Softirq receive processing, ns.
     #[serde(default)]
     pub softirq_ns: u64,
+    /// Times a CPU's ksoftirqd was woken.
+    #[serde(default)]
+    pub ksoftirqd_wakeups: u64,
+    /// Wakeups issued by ksoftirqd.
+    #[serde(default)]
+    pub wakeups_by_ksoftirqd: u64,
     /// Time wakers ran on after a remote wakeup, ns.
     #[serde(default)]
     pub overlap_ns: u64,
@@ -148,6 +154,8 @@ impl RunCounters {
             wakeups_softirq: c.wakeups_softirq,
             wakeups_nonsync: c.wakeups_nonsync,
             softirq_ns: c.softirq_ns,
+            ksoftirqd_wakeups: c.ksoftirqd_wakeups,
+            wakeups_by_ksoftirqd: c.wakeups_by_ksoftirqd,
             overlap_ns: c.overlap_ns,
             contention_ns: c.contention_ns,
         }
@@ -187,6 +195,8 @@ impl RunCounters {
             ("wakeups_softirq", self.wakeups_softirq as f64),
             ("wakeups_nonsync", self.wakeups_nonsync as f64),
             ("softirq_ns", self.softirq_ns as f64),
+            ("ksoftirqd_wakeups", self.ksoftirqd_wakeups as f64),
+            ("wakeups_by_ksoftirqd", self.wakeups_by_ksoftirqd as f64),
             ("overlap_ns", self.overlap_ns as f64),
             ("contention_pipe_ns", self.contention_ns[0] as f64),
             ("contention_socket_ns", self.contention_ns[1] as f64),

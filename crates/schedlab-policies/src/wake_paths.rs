@@ -7,6 +7,7 @@
 
 use crate::era::Era;
 use schedlab_engine::WakeRules;
+use schedlab_engine::wake_rules::SoftirqThread;
 
 /// When a row's wakeup carries `WF_SYNC`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,6 +238,23 @@ pub const WAKE_PATHS: &[WakePath] = &[
         reconstructed: "",
         key: None,
     },
+    WakePath {
+        primitive: "softirq exit → ksoftirqd",
+        wakes: "the CPU's `ksoftirqd/N` (pinned, nice 0)",
+        sync: SyncFrom::Never,
+        context: "the interrupted task, in softirq, on its CPU",
+        kernel: "`__do_softirq()` → `wakeup_softirqd()` when softirqs are still pending after \
+                 the loop and `need_resched()` is set (c10d73671ad3, linux-3.10 on; before, \
+                 it restarts up to `MAX_SOFTIRQ_RESTART` times and runs them inline). From \
+                 4.10 to 6.4 `do_softirq()` leaves every new softirq to a runnable ksoftirqd \
+                 (`ksoftirqd_running()`, 4cd13c21b207; reverted in 6.5 by d15121be7485): \
+                 loopback receive processing and the reader's wakeup then run in ksoftirqd \
+                 (linux-4.14, linux-5.13, linux-6.0)",
+        reconstructed: "what leaves a softirq pending is a scheduler tick during the \
+                        loopback softirq (every tick raises one) with the reader's wakeup \
+                        preempting the sender; ksoftirqd's own cost is its deliveries",
+        key: None,
+    },
 ];
 
 impl Era {
@@ -257,6 +275,13 @@ impl Era {
             };
             rule.sync = sync;
         }
+        r.ksoftirqd = if self < Era::V3_10 {
+            SoftirqThread::Inline
+        } else if (Era::V4_14..Era::V6_6).contains(&self) {
+            SoftirqThread::HandOver
+        } else {
+            SoftirqThread::OnResched
+        };
         r
     }
 }

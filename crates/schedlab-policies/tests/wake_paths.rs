@@ -88,3 +88,79 @@ fn the_o1_era_wakes_socket_readers_without_sync_so_they_stay_where_they_slept() 
     assert_eq!(c.wakeups_sync, c.wakeups, "{}", c.to_text());
     assert_eq!(c.wakeups_nonsync, 0, "{}", c.to_text());
 }
+
+/// `pairs` loopback request/response pairs of `loops` round trips (more pairs than CPUs
+/// keeps every CPU busy, so readers woken on the sender's CPU preempt it).
+fn loopback_pairs(pairs: usize, loops: u64) -> Workload {
+    let mut w = Workload::new("pairs");
+    for i in 0..pairs {
+        let req = w.channel(ChannelKind::tcp(), format!("req{i}"));
+        let resp = w.channel(ChannelKind::tcp(), format!("resp{i}"));
+        let send = |ch| Op::Send {
+            ch,
+            bytes: Dist::Const(512),
+        };
+        w.spawn(TaskSpec::new(
+            format!("client{i}"),
+            vec![
+                Op::Loop(loops),
+                Op::Compute(Dist::Const(2_000)),
+                send(req),
+                Op::Recv { ch: resp },
+                Op::EndLoop,
+            ],
+        ));
+        w.spawn(TaskSpec::new(
+            format!("server{i}"),
+            vec![
+                Op::Loop(loops),
+                Op::Recv { ch: req },
+                Op::Compute(Dist::Const(3_000)),
+                send(resp),
+                Op::EndLoop,
+            ],
+        ));
+    }
+    w
+}
+
+#[test]
+fn ksoftirqd_is_woken_from_3_10_and_takes_the_receive_path_only_from_4_10_to_6_4() {
+    let topo = Arc::new(regular("wp-8", "test", 1, 1, 4, 2, true).unwrap());
+    let counters = |era: &str| {
+        let sim = run(era, &topo, loopback_pairs(12, 3000), true, 1);
+        let stats = sim.task_stats();
+        // ksoftirqd is a kernel thread: not among the workload's tasks, and the run ended
+        // when the workload's tasks did.
+        assert!(stats.iter().all(|t| !t.comm.starts_with("ksoftirqd")));
+        assert_eq!(stats.len(), 24);
+        sim.counters().clone()
+    };
+    // Before 3.9 __do_softirq() restarts and runs a tick-raised softirq inline.
+    let c = counters("linux-3.6");
+    assert_eq!(c.ksoftirqd_wakeups, 0, "{}", c.to_text());
+    // 3.9 on (and again from 6.5): need_resched() at the end of the loop wakes ksoftirqd,
+    // which finds only the tick's softirq; the sends still deliver inline.
+    for era in ["linux-3.10", "linux-6.6"] {
+        let c = counters(era);
+        assert!(c.ksoftirqd_wakeups > 0, "{era}: {}", c.to_text());
+        assert_eq!(c.wakeups_by_ksoftirqd, 0, "{era}: {}", c.to_text());
+        assert_eq!(c.softirq_deferred, 0, "{era}");
+        assert!(c.to_text().contains("ksoftirqd: woken"), "{}", c.to_text());
+    }
+    // 4.10-6.4: while ksoftirqd is runnable the sends leave their receive processing to it,
+    // and it issues those readers' wakeups (from softirq, with WF_SYNC, as the waker).
+    for era in ["linux-4.14", "linux-6.0"] {
+        let c = counters(era);
+        assert!(c.softirq_deferred > 0, "{era}: {}", c.to_text());
+        assert!(c.wakeups_by_ksoftirqd > 0, "{era}: {}", c.to_text());
+        assert!(c.wakeups_by_ksoftirqd <= c.softirq_deferred, "{era}");
+        // Every wakeup is still issued in softirq; the only plain ones wake ksoftirqd.
+        assert_eq!(c.wakeups_softirq, c.wakeups, "{era}: {}", c.to_text());
+        assert!(
+            c.wakeups_nonsync <= c.ksoftirqd_wakeups,
+            "{era}: {}",
+            c.to_text()
+        );
+    }
+}

@@ -114,6 +114,9 @@ impl Simulation {
         // replaced; the slice's heap allocation does not move when `self.tasks` grows, so the
         // pointer stays valid while ops run (avoids an atomic refcount per step).
         let prog: &[Op] = unsafe { &*std::sync::Arc::as_ptr(&self.tasks[t].program) };
+        if self.is_kthread(t) {
+            return self.step_ksoftirqd(t, cpu);
+        }
         let syscall = self.profile.cpu.syscall_ns as f64;
         // A syscall's entry and exit paths, taken as halves of `cpu.syscall_ns`
         // (reconstructed [M]): a send's exit runs after its wakeup, a blocking call's entry
@@ -152,6 +155,22 @@ impl Simulation {
                     let n = self.sample(bytes);
                     let kind = self.channels[*ch].kind;
                     match self.channels[*ch].try_send(n, cpu, self.now) {
+                        SendOutcome::Sent { .. }
+                            if kind.is_loopback() && self.softirq_deferred(cpu) =>
+                        {
+                            // 4.10-6.4: this CPU's ksoftirqd is runnable, so the NET_RX
+                            // softirq the transmit raised waits for it: the send returns
+                            // without the receive processing, and the reader cannot see
+                            // the message until ksoftirqd delivers it (`sim/softirq.rs`).
+                            self.tasks[t].pc += 1;
+                            self.op_extra_cost += syscall
+                                + self.channel_op_ns(*ch, false)
+                                + n as f64 * self.profile.transfer.copy_ns_per_byte
+                                + self.touch(Object::Channel(*ch), cpu);
+                            self.channels[*ch].hidden += 1;
+                            self.softirq.backlog[cpu].push(*ch as u32);
+                            self.counters.softirq_deferred += 1;
+                        }
                         SendOutcome::Sent { wake_reader } => {
                             self.tasks[t].pc += 1;
                             // Pre-wake work goes into op_extra_cost so a remote wakee's
@@ -169,6 +188,15 @@ impl Simulation {
                             if wake_reader && let Some(r) = self.channels[*ch].readers.pop_front() {
                                 let rule = self.cfg.wake.reader(kind);
                                 self.wake_by_rule(r, t, cpu, rule);
+                            }
+                            if kind.is_loopback() {
+                                // The softirq ran over the end of the pre-wake work.
+                                let end = self.now
+                                    + crate::time::round_u64(
+                                        self.tasks[t].seg_left + self.op_extra_cost,
+                                    );
+                                let d = self.profile.transfer.tcp_delivery_ns;
+                                self.softirq_exit(t, cpu, end.saturating_sub(d), end);
                             }
                             // The syscall exit runs after the wakeup (pipe_write(),
                             // unix_stream_sendmsg() and tcp_sendmsg() wake the reader

@@ -1,0 +1,160 @@
+//! The loopback receive softirq and the per-CPU `ksoftirqd` threads.
+//!
+//! A loopback send raises NET_RX on the sending CPU, and `local_bh_enable()` at the end of
+//! `__dev_queue_xmit()` runs it at once: `__do_softirq()` → `net_rx_action()` → the
+//! receive path → the reader's wakeup, in the sender's context (`interp.rs` charges it to
+//! the sender as `transfer.tcp_delivery_ns`). What the era's `__do_softirq()` does when more
+//! softirqs are pending at the end of its loop decides whether `ksoftirqd` ever runs
+//! ([`SoftirqThread`]):
+//!
+//! - a scheduler tick that fires while the softirq runs raises TIMER (2.6.x-4.7 raise it on
+//!   every tick; later kernels when a timer, RCU or balance work is due — reconstructed
+//!   \[M\]: every tick raises one), so it is pending when `net_rx_action()` returns;
+//! - from 3.9 (c10d73671ad3, "softirq: reduce latencies") `__do_softirq()` stops restarting
+//!   when `need_resched()` is set — here, when the reader's wakeup preempts the sender — and
+//!   wakes the CPU's `ksoftirqd` to run the rest; before, it restarted (up to
+//!   `MAX_SOFTIRQ_RESTART` times) and ran the TIMER softirq inline;
+//! - from 4.10 to 6.4 (4cd13c21b207, "softirq: Let ksoftirqd do its job"; reverted in 6.5 by
+//!   d15121be7485) `do_softirq()` leaves every new softirq to a runnable `ksoftirqd`: the
+//!   send's receive processing waits in the CPU's backlog, and `ksoftirqd` runs it and issues
+//!   the reader's wakeup as the waker `wake_affine()`, `wake_wide()` and the buddies see.
+//!
+//! `ksoftirqd/N` is a task pinned to CPU N (nice 0, CFS), created when first woken and
+//! scheduled, preempted and accounted like any task; it is a kernel thread: it does not keep
+//! a run alive and is not in [`crate::Simulation::task_stats`].
+
+use super::Simulation;
+use crate::policy::wake_flags;
+use crate::state::{TaskState, WaitOn};
+use crate::task::{TaskId, TaskSpec};
+use crate::wake_rules::SoftirqThread;
+use schedlab_topo::{CpuId, CpuSet};
+
+use super::interp::StepOutcome;
+
+/// Per-CPU softirq state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Softirqs {
+    /// Each CPU's `ksoftirqd`, once created.
+    pub thread: Vec<Option<TaskId>>,
+    /// Loopback deliveries left to `ksoftirqd` (channel indices), per CPU, in order.
+    pub backlog: Vec<Vec<u32>>,
+    /// A tick-raised softirq waits for `ksoftirqd`, per CPU.
+    pub pending: Vec<bool>,
+    /// The first spec index of the kernel threads (those after the workload's own).
+    pub kthread_base: usize,
+}
+
+impl Softirqs {
+    pub(crate) fn new(nr_cpus: usize, kthread_base: usize) -> Self {
+        Softirqs {
+            thread: vec![None; nr_cpus],
+            backlog: vec![Vec::new(); nr_cpus],
+            pending: vec![false; nr_cpus],
+            kthread_base,
+        }
+    }
+}
+
+impl Simulation {
+    /// Whether `t` is a kernel thread (`ksoftirqd`).
+    #[inline]
+    pub(super) fn is_kthread(&self, t: TaskId) -> bool {
+        self.tasks[t].spec >= self.softirq.kthread_base
+    }
+
+    /// `ksoftirqd_running()` (4.10-6.4): the CPU's `ksoftirqd` is runnable, so new softirqs
+    /// wait for it.
+    pub(super) fn softirq_deferred(&self, cpu: CpuId) -> bool {
+        self.cfg.wake.ksoftirqd == SoftirqThread::HandOver
+            && self.softirq.thread[cpu]
+                .is_some_and(|k| !matches!(self.tasks[k].state, TaskState::Sleeping(_)))
+    }
+
+    /// The end of an inline loopback softirq on `cpu` that ran over `[start, end)`: a tick
+    /// inside it left a softirq pending, and with `need_resched()` set (3.9 on) the rest goes
+    /// to `ksoftirqd`, woken by the interrupted task `t`.
+    pub(super) fn softirq_exit(&mut self, t: TaskId, cpu: CpuId, start: u64, end: u64) {
+        if self.cfg.wake.ksoftirqd == SoftirqThread::Inline || !self.cpus[cpu].need_resched {
+            return;
+        }
+        let tick = self.cfg.tunables.tick_ns().max(1);
+        if end / tick == start / tick {
+            return;
+        }
+        self.softirq.pending[cpu] = true;
+        self.wakeup_softirqd(t, cpu);
+    }
+
+    /// `wakeup_softirqd()`: wakes (or first creates) `cpu`'s `ksoftirqd` on behalf of `t`.
+    pub(super) fn wakeup_softirqd(&mut self, t: TaskId, cpu: CpuId) {
+        let Some(k) = self.softirq.thread[cpu] else {
+            self.counters.ksoftirqd_wakeups += 1;
+            self.spawn_ksoftirqd(cpu);
+            return;
+        };
+        if self.tasks[k].state == TaskState::Sleeping(WaitOn::SelfEvent) {
+            self.counters.ksoftirqd_wakeups += 1;
+            self.token[k] = true;
+            let was = std::mem::replace(&mut self.in_softirq, true);
+            self.try_to_wake_up(k, Some(t), cpu, wake_flags::TTWU);
+            self.in_softirq = was;
+        }
+    }
+
+    fn spawn_ksoftirqd(&mut self, cpu: CpuId) {
+        let n = self.topo.nr_cpus();
+        // Its program is never read: `step_task` hands kernel threads to `step_ksoftirqd`.
+        let mut spec = TaskSpec::new(format!("ksoftirqd/{cpu}"), Vec::new());
+        spec.affinity = Some(CpuSet::from_cpus(n, [cpu]));
+        let id = self.workload.specs.len();
+        self.workload.specs.push(spec);
+        let before = self.counters.forks;
+        let k = self.create_task(id, None, cpu);
+        // A kernel thread: not a fork of the workload, and it does not keep the run alive.
+        self.counters.forks = before;
+        self.live -= 1;
+        self.softirq.thread[cpu] = Some(k);
+    }
+
+    /// One step of `ksoftirqd` (`run_ksoftirqd()`): run what is pending on its CPU (the
+    /// deferred loopback deliveries, each waking its reader from here), else sleep.
+    pub(super) fn step_ksoftirqd(&mut self, k: TaskId, cpu: CpuId) -> StepOutcome {
+        if self.cpus[cpu].need_resched {
+            return StepOutcome::Preempt;
+        }
+        self.token[k] = false;
+        let backlog = std::mem::take(&mut self.softirq.backlog[cpu]);
+        let pending = std::mem::take(&mut self.softirq.pending[cpu]);
+        if backlog.is_empty() && !pending {
+            self.softirq.backlog[cpu] = backlog;
+            return StepOutcome::Block(WaitOn::SelfEvent);
+        }
+        let delivery = self.profile.transfer.tcp_delivery_ns;
+        let mut cost = 0.0;
+        for &ch in &backlog {
+            let ch = ch as usize;
+            cost += delivery as f64;
+            self.counters.softirq_ns += delivery;
+            self.channels[ch].hidden -= 1;
+            let kind = self.channels[ch].kind;
+            if let Some(r) = self.channels[ch].readers.pop_front() {
+                let rule = self.cfg.wake.reader(kind);
+                self.counters.wakeups_by_ksoftirqd += 1;
+                self.wake_by_rule(r, k, cpu, rule);
+            }
+        }
+        let mut backlog = backlog;
+        backlog.clear();
+        if self.softirq.backlog[cpu].is_empty() {
+            self.softirq.backlog[cpu] = backlog;
+        }
+        self.tasks[k].seg_left += cost + self.op_extra_cost;
+        self.op_extra_cost = 0.0;
+        if self.tasks[k].seg_left > 0.0 {
+            StepOutcome::Run
+        } else {
+            StepOutcome::Block(WaitOn::SelfEvent)
+        }
+    }
+}
