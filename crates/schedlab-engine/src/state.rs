@@ -88,6 +88,11 @@ impl LoopStack {
             self.outer.push(t);
         }
     }
+    /// The innermost open loop: its first op and the iterations left.
+    #[inline]
+    pub fn last(&self) -> Option<(usize, u64)> {
+        self.top
+    }
     /// The innermost open loop.
     #[inline]
     pub fn last_mut(&mut self) -> Option<&mut (usize, u64)> {
