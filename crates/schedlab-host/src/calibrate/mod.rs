@@ -128,9 +128,37 @@ pub struct Calibration {
     pub round_trips: BTreeMap<String, Measurement>,
     /// Wake-up latency to an idle CPU, ns, if a second CPU was available.
     pub idle_wakeup: Option<Measurement>,
+    /// Wake-up latency to a CPU idle for each duration of [`IDLE_LADDER_US`], ns.
+    pub idle_ladder: Vec<(u64, Measurement)>,
     /// Values whose derivation came out zero or negative (noise between the measurements
     /// subtracted): not written, the default stands.
     pub rejected: BTreeMap<String, Measurement>,
+}
+
+/// How long (µs) the wakee's CPU idles before the wake-ups of the idle-exit ladder; the last
+/// is the long idle of `wakeup.remote_wake_ns` and the deep state.
+pub const IDLE_LADDER_US: [u64; 6] = [5, 10, 25, 50, 100, 200];
+
+/// The idle states the ladder shows, as `(exit latency, idle time from which it applies)`
+/// pairs in ns (shallowest first), from wake-up latencies `lats` (ns) at [`IDLE_LADDER_US`]
+/// minus `overhead` (the IPI, the waker's wake and syscall): what a cpuidle governor (or a
+/// hypervisor's halt-polling) gives a CPU idle that long. One state when the latency does
+/// not grow by a fifth from the shortest idle to the longest; else a shallow state for short
+/// idles and a deep one from the first idle whose latency is past the midpoint.
+pub fn idle_states_from_ladder(lats: &[f64], overhead: f64) -> Vec<(f64, u64)> {
+    let (Some(&short), Some(&long)) = (lats.first(), lats.last()) else {
+        return Vec::new();
+    };
+    if long - short < 0.2 * long {
+        return vec![(long - overhead, 0)];
+    }
+    let mid = (short + long) / 2.0;
+    let from = IDLE_LADDER_US
+        .iter()
+        .zip(lats)
+        .find(|&(_, &l)| l >= mid)
+        .map_or(IDLE_LADDER_US[IDLE_LADDER_US.len() - 1], |(&us, _)| us);
+    vec![(short - overhead, 0), (long - overhead, from * 1000)]
 }
 
 /// Measures the host (see the module docs). Takes about `opts.budget`.
@@ -233,28 +261,55 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
 
     // Wake-ups: local (wakee on the waker's CPU) and to an idle remote CPU.
     let local = measure(share / 4, opts, &deadline, |n| {
-        Ok(futex_wakes(a, a, n.min(200))?.1)
+        Ok(futex_wakes(a, a, n.min(200), Duration::from_micros(200))?.1)
     })?;
     measured.insert(
         "wakeup.local_wake_ns".into(),
         local.scaled(local.value - syscall.value),
     );
     let mut idle_wakeup = None;
+    let mut idle_ladder = Vec::new();
     if let Some(&b) = topology.cpus.iter().find(|&&c| c != a) {
         let mut wakes = Vec::new();
-        let lat = measure(share, opts, &deadline, |n| {
-            let (lat, wake) = futex_wakes(a, b, n.min(500))?;
-            wakes.push(wake);
-            Ok(lat)
-        })?;
+        for &us in &IDLE_LADDER_US {
+            let long = us == IDLE_LADDER_US[IDLE_LADDER_US.len() - 1];
+            let budget = if long { share } else { share / 4 };
+            let lat = measure(budget, opts, &deadline, |n| {
+                let (lat, wake) = futex_wakes(a, b, n.min(500), Duration::from_micros(us))?;
+                if long {
+                    wakes.push(wake);
+                }
+                Ok(lat)
+            })?;
+            idle_ladder.push((us, lat));
+        }
+        let lat = idle_ladder[idle_ladder.len() - 1].1.clone();
         let wake_m = lat.scaled(median(&mut wakes) - syscall.value);
         // The simulator delays a remote wakee by the waker's work before the IPI (its syscall
         // and `remote_wake_ns`), then `ipi_ns`, then the idle exit: the exit is what remains
-        // of the measured latency once those are taken out.
+        // of the measured latency once those are taken out. The exit depends on how long the
+        // CPU was idle (the governor's state, or in a guest the host's halt-polling): the
+        // ladder gives one idle state per level it shows.
         let ipi = schedlab_profile::WakeupCosts::default().ipi_ns as f64;
-        let exit = lat.value - ipi - wake_m.value - syscall.value;
+        let overhead = ipi + wake_m.value + syscall.value;
         measured.insert("wakeup.remote_wake_ns".into(), wake_m);
-        measured.insert("wakeup.idle_states[0].exit_ns".into(), lat.scaled(exit));
+        let lats: Vec<f64> = idle_ladder.iter().map(|(_, m)| m.value).collect();
+        let states = idle_states_from_ladder(&lats, overhead);
+        if let [(exit, _)] = states[..] {
+            measured.insert("wakeup.idle_states[0].exit_ns".into(), lat.scaled(exit));
+        } else if let [(short, _), (long, from)] = states[..] {
+            let first = idle_ladder[0].1.clone();
+            measured.insert("wakeup.idle_states[0].exit_ns".into(), first.scaled(short));
+            measured.insert(
+                "wakeup.idle_states[0].target_residency_ns".into(),
+                first.scaled(IDLE_LADDER_US[0] as f64 * 1000.0),
+            );
+            measured.insert("wakeup.idle_states[1].exit_ns".into(), lat.scaled(long));
+            measured.insert(
+                "wakeup.idle_states[1].target_residency_ns".into(),
+                lat.scaled(from as f64),
+            );
+        }
         idle_wakeup = Some(lat);
     }
 
@@ -278,6 +333,27 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
         measured,
         round_trips,
         idle_wakeup,
+        idle_ladder,
         rejected,
     })
+}
+
+#[cfg(test)]
+mod ladder_tests {
+    use super::idle_states_from_ladder;
+
+    #[test]
+    fn a_flat_ladder_is_one_state_and_a_step_is_two() {
+        // 16 us at every idle: one state, the long idle's exit.
+        let flat = [16_000.0, 16_200.0, 15_900.0, 16_100.0, 16_000.0, 16_300.0];
+        assert_eq!(idle_states_from_ladder(&flat, 3_000.0), vec![(13_300.0, 0)]);
+        // Cheap after short idles, dear from 50 us (a governor's deeper state, or a
+        // hypervisor that stops halt-polling): the deep state applies from there.
+        let step = [6_000.0, 6_500.0, 7_000.0, 15_000.0, 16_000.0, 16_500.0];
+        assert_eq!(
+            idle_states_from_ladder(&step, 3_000.0),
+            vec![(3_000.0, 0), (13_500.0, 50_000)]
+        );
+        assert!(idle_states_from_ladder(&[], 0.0).is_empty());
+    }
 }

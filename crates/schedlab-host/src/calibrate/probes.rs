@@ -184,7 +184,12 @@ pub(super) fn refetch_per_line(a: usize, b: usize, line: usize) -> Result<f64, H
 
 /// Median wake-up latency to an idle CPU `b` from `a` over `n` wake-ups, and the median
 /// waker-side FUTEX_WAKE time; with `a == b` only the waker side is meaningful.
-pub(super) fn futex_wakes(a: usize, b: usize, n: u64) -> Result<(f64, f64), HostError> {
+pub(super) fn futex_wakes(
+    a: usize,
+    b: usize,
+    n: u64,
+    idle: Duration,
+) -> Result<(f64, f64), HostError> {
     struct S {
         word: AtomicU32,
         stamp: AtomicU64,
@@ -232,7 +237,16 @@ pub(super) fn futex_wakes(a: usize, b: usize, n: u64) -> Result<(f64, f64), Host
                 }
                 std::thread::sleep(Duration::from_micros(50));
             }
-            std::thread::sleep(Duration::from_micros(200));
+            // The wakee's CPU idles for `idle` before the wake-up. Short waits spin, so the
+            // waker's own CPU does not go idle (and its exit is not in the latency).
+            if idle >= Duration::from_micros(50) {
+                std::thread::sleep(idle);
+            } else {
+                let until = Instant::now() + idle;
+                while Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+            }
             let t0 = sys::monotonic_ns();
             sm.stamp.store(t0, Ordering::Release);
             sm.word.store(1, Ordering::Release);

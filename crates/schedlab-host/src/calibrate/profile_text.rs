@@ -45,7 +45,16 @@ pub(super) fn method(id: &str) -> &'static str {
             "FUTEX_WAKE time with the wakee blocked on an idle CPU, minus syscall_ns"
         }
         "wakeup.idle_states[0].exit_ns" => {
+            "futex wake-up latency to a CPU idle 5 us (200 us when the idle ladder shows one \
+             level), minus ipi_ns, remote_wake_ns and syscall_ns"
+        }
+        "wakeup.idle_states[0].target_residency_ns" => "the shortest idle of the ladder",
+        "wakeup.idle_states[1].exit_ns" => {
             "futex wake-up latency to a CPU idle 200 us, minus ipi_ns, remote_wake_ns and syscall_ns"
+        }
+        "wakeup.idle_states[1].target_residency_ns" => {
+            "the first idle of the ladder (5-200 us) whose wake-up latency is past the midpoint \
+             of the shortest and the longest"
         }
         _ => "a microbenchmark",
     }
@@ -264,6 +273,11 @@ impl Calibration {
                     .iter()
                     .map(|m| ("idle wake-up latency (ns)".to_string(), m)),
             )
+            .chain(
+                self.idle_ladder
+                    .iter()
+                    .map(|(us, m)| (format!("wake-up after {us} us idle (ns)"), m)),
+            )
             .chain(self.measured.iter().map(|(k, m)| (k.clone(), m)))
             .chain(
                 self.rejected
@@ -307,6 +321,7 @@ mod tests {
             measured: BTreeMap::new(),
             round_trips: BTreeMap::new(),
             idle_wakeup: None,
+            idle_ladder: Vec::new(),
             rejected: BTreeMap::new(),
         }
     }
