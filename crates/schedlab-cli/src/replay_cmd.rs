@@ -49,6 +49,20 @@ pub struct DeriveFlags {
     /// or fold them into one background task per CPU.
     #[arg(long, value_enum, default_value_t = BackgroundArg::Drop)]
     pub background: BackgroundArg,
+    /// Kernel work of one send or receive, taken off the traced burst before it because the
+    /// simulator charges its own: `auto` (the profile's syscall_ns + pipe_op_ns), or a
+    /// duration (`0ns` keeps the bursts as traced).
+    #[arg(long, default_value = "auto", value_name = "auto|DURATION")]
+    pub op_cost: String,
+    /// Infer hand-offs: a task preempted by the task it woke, given the CPU back when that
+    /// one blocks, is taken to wait for it (on edges that also carry traced wakeups the other
+    /// way): keeps a one-CPU ping-pong a ping-pong on a bigger machine (see docs/replay.md).
+    #[arg(long)]
+    pub handoffs: bool,
+    /// Machine profile (from `schedlab host calibrate`; default: built-in): what `check`
+    /// simulates with and what `--op-cost auto` reads.
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
 }
 
 /// `--model`.
@@ -92,9 +106,6 @@ pub struct CheckArgs {
     /// Policy variant (default: the preset closest to the running kernel).
     #[arg(short = 'v', long)]
     pub variant: Option<String>,
-    /// Machine profile (from `schedlab host calibrate`; default: built-in).
-    #[arg(long)]
-    pub profile: Option<PathBuf>,
     /// Also keep the derived workload here.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
@@ -132,8 +143,23 @@ fn is_perfetto(path: &Path) -> bool {
     )
 }
 
-fn derive(f: &DeriveFlags) -> Result<Derived> {
+fn profile(f: &DeriveFlags) -> Result<MachineProfile> {
+    Ok(match &f.profile {
+        Some(p) => MachineProfile::load(p)?,
+        None => MachineProfile::default(),
+    })
+}
+
+fn derive(f: &DeriveFlags, profile: &MachineProfile) -> Result<Derived> {
+    let op_cost_ns = if f.op_cost == "auto" {
+        profile.cpu.syscall_ns + profile.transfer.pipe_op_ns
+    } else {
+        schedlab_vocab::units::parse_duration(&f.op_cost)
+            .map_err(|e| anyhow::anyhow!("--op-cost {}: {e} (or `auto`)", f.op_cost))?
+    };
     let opts = DeriveOptions {
+        op_cost_ns,
+        handoffs: f.handoffs,
         model: match f.model {
             ModelArg::Empirical => Model::Empirical,
             ModelArg::Fitted => Model::Fitted,
@@ -166,7 +192,7 @@ fn derive(f: &DeriveFlags) -> Result<Derived> {
 }
 
 fn derive_cmd(a: DeriveArgs) -> Result<()> {
-    let d = derive(&a.d)?;
+    let d = derive(&a.d, &profile(&a.d)?)?;
     match &a.output {
         Some(p) => {
             std::fs::write(p, &d.toml).with_context(|| format!("{}: cannot write", p.display()))?;
@@ -212,21 +238,18 @@ fn err_pct(real: f64, sim: f64) -> String {
 }
 
 fn check_cmd(a: CheckArgs) -> Result<()> {
-    let d = derive(&a.d)?;
+    if a.d.profile.is_none() {
+        eprintln!(
+            "note: no --profile: the simulator uses the built-in default costs (run `schedlab host calibrate -o profile.toml`)"
+        );
+    }
+    let profile = profile(&a.d)?;
+    let d = derive(&a.d, &profile)?;
     let kernel = crate::host_check::running_kernel();
     let variant = a
         .variant
         .clone()
         .unwrap_or_else(|| crate::host_check::closest_era(&kernel));
-    let profile = match &a.profile {
-        Some(p) => MachineProfile::load(p)?,
-        None => {
-            eprintln!(
-                "note: no --profile: the simulator uses the built-in default costs (run `schedlab host calibrate -o profile.toml`)"
-            );
-            MachineProfile::default()
-        }
-    };
     let tmp = tempfile::Builder::new()
         .prefix("schedlab-replay-")
         .tempdir()
@@ -237,7 +260,7 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
     };
     std::fs::write(&path, &d.toml).with_context(|| format!("{}: cannot write", path.display()))?;
     let spec = format!("file:{}", path.display());
-    let (sim_result, sim_trace) =
+    let (_, sim_trace) =
         crate::host_check::sim_trace_on(&a.topology, &spec, &variant, &profile, a.seed)?;
     let real_full = load_trace(&a.d.trace)?;
     let keep_all = matches!(a.d.background, BackgroundArg::Keep) || a.d.only.is_empty();
@@ -280,9 +303,8 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
         .iter()
         .map(|t| sim_cpu.get(&t.name).copied().unwrap_or(0))
         .sum();
-    let elapsed = sim_result
-        .metric("elapsed_s")
-        .map_or(f64::NAN, |m| m.value * 1e3);
+    // The workload's own span on both sides: first to last event of its tasks.
+    let span_ms = |c: &TraceCounters| c.last_ts_ns.saturating_sub(c.first_ts_ns) as f64 / 1e6;
     let rows = |c: &TraceCounters| -> Vec<(&'static str, f64)> {
         vec![
             ("context switches", c.context_switches as f64),
@@ -307,7 +329,7 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
         "metric", "real", "replayed", "error"
     );
     let mut table = vec![
-        ("total time [ms]", d.span_ns as f64 / 1e6, elapsed),
+        ("total time [ms]", span_ms(&rc), span_ms(&sc)),
         (
             "CPU time, all tasks [ms]",
             real_total as f64 / 1e6,

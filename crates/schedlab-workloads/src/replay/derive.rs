@@ -4,6 +4,14 @@
 //!
 //! The events are taken one at a time in file order and none is kept, so memory grows with
 //! the threads and the ops derived, not with the trace.
+//!
+//! Hand-offs: a write to a reader that is awake (runnable, not sleeping) wakes no one, so it
+//! leaves no event. On one CPU a pipe ping-pong then shows one wakeup per round trip: W wakes
+//! B, B preempts W at once (`sched_switch` W `R` ==> B), B blocks and gives the CPU straight
+//! back to W (B `S` ==> W). That pair of switches is recorded as a hand-off B → W: B sends
+//! before it blocks, W receives where it resumes. `emit` keeps a hand-off only on an edge B → W
+//! that also carries traced wakeups (W is seen waiting for B at other times), so one-way
+//! streams (hackbench's senders, preempted by the receivers they wake) stay one-way.
 
 use super::{Edge, RawOp, Warnings};
 use schedlab_trace::{PrevState, TraceEvent};
@@ -84,6 +92,13 @@ pub(crate) struct Pass {
     /// For each waker, the edge of its last wakeup not yet followed by a block or another
     /// wakeup, with the waker's CPU time then (for the sync inference).
     last_wake: BTreeMap<u32, (usize, u64)>,
+    /// Per CPU: the last wakeup issued there, (waker, wakee), until the next switch.
+    just_woke: Vec<Option<(u32, u32)>>,
+    /// Per CPU: (waker, wakee) after the wakee preempted its waker there, until the next
+    /// switch on that CPU.
+    preempted_by_wakee: Vec<Option<(u32, u32)>>,
+    /// Hand-offs inferred.
+    pub handoffs: u64,
     pub first_ts: Option<u64>,
     pub last_ts: u64,
     pub warn: Warnings,
@@ -104,6 +119,8 @@ impl Pass {
         let i = cpu as usize;
         if self.cpu_cur.len() <= i {
             self.cpu_cur.resize(i + 1, None);
+            self.just_woke.resize(i + 1, None);
+            self.preempted_by_wakee.resize(i + 1, None);
         }
         self.max_cpu = Some(self.max_cpu.map_or(cpu, |m| m.max(cpu)));
         &mut self.cpu_cur[i]
@@ -119,6 +136,7 @@ impl Pass {
             wakee,
             wakes: 0,
             sync_like: 0,
+            handoffs: 0,
         });
         self.edge_index.insert((waker, wakee), i);
         i
@@ -156,6 +174,23 @@ impl Pass {
                 ..
             } => {
                 let cur = *self.cpu_slot(cpu);
+                let ci = cpu as usize;
+                let woke = self.just_woke[ci].take();
+                let preempted = self.preempted_by_wakee[ci].take();
+                // The wakee preempts its waker at once: remember the pair.
+                if let Some((w, b)) = woke
+                    && w == prev_pid
+                    && b == next_pid
+                    && prev_state == PrevState::Runnable
+                {
+                    self.preempted_by_wakee[ci] = Some((w, b));
+                }
+                // ... and blocks, giving the CPU straight back to the waker: a hand-off.
+                let handoff = preempted.filter(|&(w, b)| {
+                    b == prev_pid
+                        && w == next_pid
+                        && matches!(prev_state, PrevState::Sleeping | PrevState::Uninterruptible)
+                });
                 if cur.is_some_and(|c| c != prev_pid) {
                     // A switch out of a task we did not see switched in here: events lost.
                     self.warn.inconsistent_switches += 1;
@@ -166,6 +201,12 @@ impl Pass {
                         t.stop_running(ts);
                     }
                 }
+                let handoff_edge = handoff.map(|(w, b)| {
+                    self.handoffs += 1;
+                    let e = self.edge(b, w);
+                    self.edges[e].handoffs += 1;
+                    e
+                });
                 if prev_pid != 0 {
                     let first = self.first_ts.unwrap_or(ts);
                     let t = self.thread(prev_pid, ts);
@@ -179,6 +220,9 @@ impl Pass {
                         PrevState::Sleeping | PrevState::Uninterruptible => {
                             t.cut(ts);
                             t.running = None;
+                            if let Some(e) = handoff_edge {
+                                t.ops.push(RawOp::HandoffSend(e));
+                            }
                             if t.blocked.is_none() {
                                 t.ops.push(RawOp::Wait);
                                 t.blocked = Some((ts, t.ops.len() - 1));
@@ -201,6 +245,10 @@ impl Pass {
                         // Seen running elsewhere without a switch out: events lost.
                         lost = c != cpu;
                         t.account(c, ts.saturating_sub(since));
+                    }
+                    if let Some(e) = handoff_edge {
+                        t.cut(ts);
+                        t.ops.push(RawOp::HandoffRecv(e));
                     }
                     t.running = Some((cpu, ts));
                     t.runs += 1;
@@ -248,6 +296,7 @@ impl Pass {
 
     fn waking(&mut self, ts: u64, cpu: u32, wakee: u32) {
         let waker = *self.cpu_slot(cpu);
+        self.just_woke[cpu as usize] = waker.filter(|&w| w != 0).map(|w| (w, wakee));
         if wakee == 0 || waker == Some(wakee) {
             // Woken on its own CPU while it is current: an interrupt, no causal edge.
             return;

@@ -68,6 +68,12 @@ pub(crate) fn write(
     let mut programs: BTreeMap<u32, Vec<(Sym, u64)>> = BTreeMap::new();
     let mut fork_target: BTreeMap<u32, u32> = BTreeMap::new();
     let pids: Vec<u32> = pass.threads.keys().copied().filter(|&p| kept(p)).collect();
+    // A hand-off stands only on an edge that also carries traced wakeups: the waker is seen
+    // to wait for the wakee's data at other times.
+    let handoff_kept = |e: usize| {
+        let ed = &pass.edges[e];
+        opts.handoffs && ed.wakes > 0 && kept(ed.waker) && kept(ed.wakee)
+    };
     for &pid in &pids {
         let t = &pass.threads[&pid];
         let mut ops = Vec::with_capacity(t.ops.len());
@@ -76,7 +82,9 @@ pub(crate) fn write(
                 RawOp::Compute(d) => ops.push((Sym::Compute, d)),
                 RawOp::Sleep(d) => ops.push((Sym::Sleep, d)),
                 RawOp::Send(e) if kept(pass.edges[e].wakee) => ops.push((Sym::Send(e), 0)),
-                RawOp::Send(_) | RawOp::Wait => {}
+                RawOp::HandoffSend(e) if handoff_kept(e) => ops.push((Sym::Send(e), 0)),
+                RawOp::HandoffRecv(e) if handoff_kept(e) => ops.push((Sym::Recv(e), 0)),
+                RawOp::Send(_) | RawOp::Wait | RawOp::HandoffSend(_) | RawOp::HandoffRecv(_) => {}
                 RawOp::Recv(e, d) => {
                     if kept(pass.edges[e].waker) {
                         ops.push((Sym::Recv(e), 0));
@@ -89,6 +97,15 @@ pub(crate) fn write(
                         ops.push((Sym::Fork(c as usize), 0));
                         fork_target.insert(c, pid);
                     }
+                }
+            }
+        }
+        // The kernel work of each send and receive is in the traced burst before it; the
+        // simulator charges its own from the profile, so the traced one is taken out.
+        if opts.op_cost_ns > 0 {
+            for i in 1..ops.len() {
+                if matches!(ops[i].0, Sym::Send(_) | Sym::Recv(_)) && ops[i - 1].0 == Sym::Compute {
+                    ops[i - 1].1 = ops[i - 1].1.saturating_sub(opts.op_cost_ns);
                 }
             }
         }
@@ -130,11 +147,13 @@ pub(crate) fn write(
         "# One task per traced thread; each wakeup is a send on the waker's channel to the wakee\n\
          # (a recv where the wakee blocked); blocks ended by no task are timed sleeps. Burst\n\
          # model: {}. Data sizes and working sets are not in a trace: sends carry 1 byte and\n\
-         # tasks the default ws_kb (edit `bytes` and `ws_kb`; see docs/replay.md).",
+         # tasks the default ws_kb (edit `bytes` and `ws_kb`; see docs/replay.md). {} of kernel\n\
+         # work is taken off the burst before each send and recv (the simulator charges its own).",
         match opts.model {
             Model::Empirical => "empirical (the recorded lengths)",
             Model::Fitted => "fitted (a lognormal per op)",
-        }
+        },
+        dur(opts.op_cost_ns)
     );
     for l in pass.warn.lines() {
         let _ = writeln!(w, "# warning: {l}");
@@ -160,12 +179,14 @@ pub(crate) fn write(
         let ed = &pass.edges[e];
         let _ = writeln!(
             w,
-            "\n# {} wakes {}: {} wakeups, {} sync-like (the waker slept within {} of CPU time)",
+            "\n# {} wakes {}: {} wakeups, {} sync-like (the waker slept within {} of CPU \
+             time), {} hand-offs",
             name_of(ed.waker),
             name_of(ed.wakee),
             ed.wakes,
             ed.sync_like,
-            dur(super::SYNC_WINDOW_NS)
+            dur(super::SYNC_WINDOW_NS),
+            if handoff_kept(e) { ed.handoffs } else { 0 }
         );
         let _ = writeln!(w, "[[channel]]\nname = \"{}\"\nkind = \"pipe\"", chan(e));
     }

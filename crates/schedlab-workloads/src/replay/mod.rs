@@ -60,6 +60,13 @@ pub struct DeriveOptions {
     pub name: String,
     /// Where the trace came from (written in the file's description).
     pub source: String,
+    /// Kernel work of one send or receive, taken off the traced burst before it (the
+    /// simulator charges its own from the machine profile); 0 keeps the bursts as traced.
+    pub op_cost_ns: u64,
+    /// Keep inferred hand-offs (see `derive`): a task preempted by the task it woke, given
+    /// the CPU back when that task blocks, waits for it, on edges that also carry traced
+    /// wakeups the other way. What keeps a ping-pong on one CPU a ping-pong elsewhere.
+    pub handoffs: bool,
 }
 
 /// Why a trace could not be derived.
@@ -210,15 +217,23 @@ pub(crate) enum RawOp {
     Fork(u32),
     /// Blocked, waker not yet seen (resolved or removed by the pass).
     Wait,
+    /// An inferred hand-off on this edge (see the `derive` module): kept as a send when the edge
+    /// also carries traced wakeups, else dropped with its `HandoffRecv`.
+    HandoffSend(usize),
+    /// The waker's side of a hand-off: it waits for the wakee to block.
+    HandoffRecv(usize),
 }
 
-/// A causal edge: `waker` woke `wakee` `wakes` times, `sync_like` of them sync-like.
+/// A causal edge: `waker` woke `wakee` `wakes` times, `sync_like` of them sync-like;
+/// `handoffs` more were inferred (the wakee blocked and gave its CPU back to the waker, which
+/// it had preempted).
 #[derive(Clone, Debug)]
 pub(crate) struct Edge {
     pub waker: u32,
     pub wakee: u32,
     pub wakes: u64,
     pub sync_like: u64,
+    pub handoffs: u64,
 }
 
 /// Derives a workload from ftrace-style text (tracefs, trace-cmd, `perf script`), read a line
