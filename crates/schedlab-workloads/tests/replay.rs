@@ -198,6 +198,10 @@ fn lost_events_and_late_threads_are_counted_and_still_give_a_runnable_workload()
         "{:>16}-{:<7} [001] d..2. 1.900000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=late next_pid=300 next_prio=130\n",
         "<idle>", 0
     ));
+    text.push_str(&format!(
+        "{:>16}-{:<7} [001] d..2. 1.900100: sched_switch: prev_comm=late prev_pid=300 prev_prio=130 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n",
+        "late", 300
+    ));
     let d = derive_reader(text.as_bytes(), &opts(Model::Empirical)).unwrap();
     let w = &d.warnings;
     assert_eq!(w.lost_events, 3);

@@ -195,7 +195,11 @@ impl Parser {
             return Ok(None);
         };
         if pre.pid != 0 {
-            if !pre.comm.is_empty() && pre.comm != UNKNOWN_COMM {
+            if !pre.comm.is_empty()
+                && pre.comm != UNKNOWN_COMM
+                && self.column_comms.get(&pre.pid).map(String::as_str) != Some(pre.comm)
+            {
+                // Only on a change: a long trace names the same task on most lines.
                 self.column_comms.insert(pre.pid, pre.comm.to_string());
             }
             if let Some(tgid) = pre.tgid {

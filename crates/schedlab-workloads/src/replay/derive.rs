@@ -241,9 +241,15 @@ impl Pass {
                     let t = self.thread(next_pid, ts);
                     t.prio = Some(next_prio);
                     let mut lost = false;
+                    if let Some((since, idx)) = t.blocked.take() {
+                        // Runs again without a wakeup: the sched_waking was lost. What woke
+                        // it is unknown; it slept this long.
+                        t.ops[idx] = RawOp::Sleep(ts.saturating_sub(since));
+                        lost = true;
+                    }
                     if let Some((c, since)) = t.running {
                         // Seen running elsewhere without a switch out: events lost.
-                        lost = c != cpu;
+                        lost |= c != cpu;
                         t.account(c, ts.saturating_sub(since));
                     }
                     if let Some(e) = handoff_edge {
