@@ -278,12 +278,15 @@ impl Pass {
                 p.cut(ts);
                 p.ops.push(RawOp::Fork(child_pid));
                 self.settle_sync(parent_pid, false);
-                if self.threads.contains_key(&child_pid) {
-                    self.warn.inconsistent_switches += 1;
-                } else {
-                    let mut c = Thread::new(ts);
-                    c.parent = Some(parent_pid);
-                    self.threads.insert(child_pid, c);
+                match self.threads.entry(child_pid) {
+                    std::collections::btree_map::Entry::Occupied(_) => {
+                        self.warn.inconsistent_switches += 1;
+                    }
+                    std::collections::btree_map::Entry::Vacant(v) => {
+                        let mut c = Thread::new(ts);
+                        c.parent = Some(parent_pid);
+                        v.insert(c);
+                    }
                 }
             }
             TraceEvent::ProcessExit { pid, .. } => {

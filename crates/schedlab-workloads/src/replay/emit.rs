@@ -29,7 +29,7 @@ fn clean(s: &str) -> String {
 
 /// A duration with a unit, exact to the nanosecond.
 pub(crate) fn dur(ns: u64) -> String {
-    if ns % 1000 == 0 {
+    if ns.is_multiple_of(1000) {
         format!("{}us", ns / 1000)
     } else {
         format!("{:.3}us", ns as f64 / 1e3)

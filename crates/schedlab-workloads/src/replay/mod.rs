@@ -417,13 +417,11 @@ pub fn cpu_by_pid(trace: &Trace) -> BTreeMap<u32, u64> {
             next_pid,
             ..
         } = *ev
+            && let Some((p, since)) = cur.insert(cpu, (next_pid, ts_ns))
+            && p != 0
+            && p == prev_pid
         {
-            if let Some((p, since)) = cur.insert(cpu, (next_pid, ts_ns))
-                && p != 0
-                && p == prev_pid
-            {
-                *out.entry(p).or_insert(0) += ts_ns.saturating_sub(since);
-            }
+            *out.entry(p).or_insert(0) += ts_ns.saturating_sub(since);
         }
     }
     out
