@@ -120,6 +120,17 @@ fn each_fixture_derives_and_a_pipe_replay_checks_against_its_trace() {
 }
 
 #[test]
+fn perf_script_of_perf_sched_record_derives_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    let note = derive("perf-pipe.txt.gz", "sched-pipe", &wl);
+    // perf bench sched pipe: the two processes, one wakeup per message.
+    assert!(note.contains("2 tasks"), "{note}");
+    let toml = std::fs::read_to_string(&wl).unwrap();
+    assert!(toml.contains("{ op = \"recv\"") && toml.contains("{ op = \"send\""));
+}
+
+#[test]
 fn bad_input_is_refused_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();
     let o = schedlab()
