@@ -154,6 +154,18 @@ pub(crate) fn sim_side_on(
     profile: &MachineProfile,
     seed: u64,
 ) -> Result<(BenchResult, TraceCounters)> {
+    let (result, trace) = sim_trace_on(topo, spec, variant, profile, seed)?;
+    Ok((result, counters(&trace)))
+}
+
+/// [`sim_side_on`] with the simulator's whole trace.
+pub(crate) fn sim_trace_on(
+    topo: &str,
+    spec: &str,
+    variant: &str,
+    profile: &MachineProfile,
+    seed: u64,
+) -> Result<(BenchResult, schedlab_trace::Trace)> {
     let topo = schedlab_topo::spec::parse_topology(topo, &Default::default())?;
     let built = schedlab_policies::build(variant, &topo, seed)?;
     let inst = schedlab_workloads::instantiate(&schedlab_workloads::parse_spec(spec)?, &topo)?;
@@ -176,7 +188,7 @@ pub(crate) fn sim_side_on(
     let trace = sim
         .take_trace()
         .context("the simulator recorded no trace")?;
-    Ok((result, counters(&trace)))
+    Ok((result, trace))
 }
 
 fn err_pct(host: f64, sim: f64) -> String {

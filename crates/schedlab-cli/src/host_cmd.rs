@@ -17,7 +17,8 @@ pub enum HostCmd {
     /// TCP, futexes), with the simulator's workload names, parameters and output format.
     Run(RunArgs),
     /// Record the kernel's scheduling events (sched_switch, sched_waking, sched_wakeup,
-    /// sched_migrate_task) through tracefs while COMMAND runs (root).
+    /// sched_migrate_task, sched_wakeup_new, sched_process_fork/exit) through tracefs while
+    /// COMMAND runs (root).
     Capture(CaptureArgs),
     /// Measure this machine's scheduling costs and write a machine profile for the simulator.
     Calibrate(CalibrateArgs),

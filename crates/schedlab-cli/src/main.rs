@@ -15,6 +15,7 @@ mod host_fit;
 mod host_suite;
 mod policies_cmd;
 mod profile_cmd;
+mod replay_cmd;
 mod topo_cmd;
 mod validate_cmd;
 mod workloads_cmd;
@@ -64,6 +65,9 @@ enum Command {
     /// Real-host harness: run benchmarks on real threads, capture traces, calibrate, check.
     #[command(subcommand)]
     Host(host_cmd::HostCmd),
+    /// Replay a real trace: derive a workload file from it, or check its replay against it.
+    #[command(subcommand)]
+    Replay(replay_cmd::ReplayCmd),
     /// The simulator's own speed on fixed scenarios.
     Bench(bench_cmd::BenchArgs),
 }
@@ -102,6 +106,7 @@ fn main() {
         Command::Topo(cmd) => topo_cmd::run(cmd),
         Command::Profile(cmd) => profile_cmd::run(cmd),
         Command::Host(cmd) => host_cmd::run(cmd),
+        Command::Replay(cmd) => replay_cmd::run(cmd),
         Command::Bench(a) => bench_cmd::run(a),
     };
     if let Err(e) = result {

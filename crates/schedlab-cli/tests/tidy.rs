@@ -155,6 +155,9 @@ fn help_names_existing_paths() {
         &["host", "capture"],
         &["host", "calibrate"],
         &["host", "check"],
+        &["replay"],
+        &["replay", "derive"],
+        &["replay", "check"],
     ] {
         let out = Command::new(bin)
             .args(cmd)

@@ -1,13 +1,15 @@
 //! `schedlab host capture`: records the kernel's own scheduling events while a command runs.
 //!
 //! Through tracefs (mounted at `/sys/kernel/tracing` if it is not mounted; root only) it
-//! enables `sched_switch`, `sched_waking`, `sched_wakeup` and `sched_migrate_task`, runs the
+//! enables `sched_switch`, `sched_waking`, `sched_wakeup`, `sched_migrate_task`, and the
+//! task lifecycle (`sched_wakeup_new`, `sched_process_fork`, `sched_process_exit`, which
+//! `schedlab replay derive` turns into forks and exits), runs the
 //! command as a child in its own process group (Ctrl-C is forwarded to it, and a timeout ends
 //! it), then reads the `trace` file. The output is the raw ftrace text (which
 //! `schedlab_trace::ftrace` parses), a Perfetto trace, and schedstat-shaped counters.
 //!
 //! Every tracefs setting touched (tracing_on, current_tracer, trace_clock, buffer_size_kb and
-//! the four events' enable files) is saved first and restored by a guard's `Drop`, so it is
+//! the events' enable files) is saved first and restored by a guard's `Drop`, so it is
 //! restored on success, on error and on panic; a tracefs this module mounted is unmounted.
 //! One capture runs at a time per machine (an exclusive lock on a file in /tmp).
 //!
@@ -26,11 +28,14 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The events recorded.
-pub const EVENTS: [&str; 4] = [
+pub const EVENTS: [&str; 7] = [
     "sched_switch",
     "sched_waking",
     "sched_wakeup",
     "sched_migrate_task",
+    "sched_wakeup_new",
+    "sched_process_fork",
+    "sched_process_exit",
 ];
 
 const MOUNT_POINT: &str = "/sys/kernel/tracing";
@@ -165,6 +170,11 @@ pub fn capture_with(
     fs.save_and_set("buffer_size_kb", &opts.buffer_size_kb.to_string())?;
     for e in EVENTS {
         fs.save_and_set(&format!("events/sched/{e}/enable"), "1")?;
+    }
+    // The tgid column gives each thread its process (threads vs processes in a replay);
+    // kernels without the option still capture, without it.
+    if fs.save_and_set("options/record-tgid", "1").is_err() {
+        eprintln!("capture: no options/record-tgid; thread groups are not recorded");
     }
     fs.clear()?;
     fs.write("tracing_on", "1")?;

@@ -26,6 +26,7 @@ pub mod file;
 mod instance;
 mod ir;
 mod models;
+pub mod replay;
 pub mod rtapp;
 pub mod spec;
 

@@ -13,6 +13,15 @@ pub struct ParseStats {
     pub skipped_events: BTreeMap<String, u64>,
     /// Blank lines, `#` comments and headers, and other non-event lines.
     pub other_lines: u64,
+    /// Events the kernel reported dropping (`CPU:N [LOST M EVENTS]` markers, summed).
+    pub lost_events: u64,
+    /// How many such markers there were.
+    pub lost_markers: u64,
+    /// `##### CPU N buffer started ####` lines: a per-CPU buffer that wrapped, so that
+    /// CPU's events begin later than the others'.
+    pub buffer_started: u64,
+    /// The last line was cut off (no line end) and did not parse: a truncated file.
+    pub truncated_last_line: bool,
 }
 
 impl ParseStats {
@@ -32,19 +41,75 @@ pub fn parse_ftrace_text(text: &str) -> Result<Trace, TraceError> {
 /// [`parse_ftrace_text`] that also reports skipped lines.
 pub fn parse_ftrace_text_with_stats(text: &str) -> Result<(Trace, ParseStats), TraceError> {
     let mut p = Parser::default();
+    let mut events = Vec::new();
     for (idx, raw) in text.lines().enumerate() {
-        p.line(idx + 1, raw)?;
+        if let Some(ev) = p.line(idx + 1, raw)? {
+            events.push(ev);
+        }
     }
-    for (pid, comm) in &p.column_comms {
-        p.table.saw_comm_if_unknown(*pid, comm);
-    }
+    let (threads, header_cpus, stats) = p.finish();
     let mut trace = Trace {
         nr_cpus: 0,
-        threads: p.table.finish(),
-        events: p.events,
+        threads,
+        events,
     };
-    trace.nr_cpus = p.header_cpus.unwrap_or(0).max(trace.effective_nr_cpus());
-    Ok((trace, p.stats))
+    trace.nr_cpus = header_cpus.unwrap_or(0).max(trace.effective_nr_cpus());
+    Ok((trace, stats))
+}
+
+/// What a streaming parse learned besides the events.
+#[derive(Debug, Clone, Default)]
+pub struct StreamSummary {
+    /// Thread names and groups, as [`Trace::threads`].
+    pub threads: Vec<ThreadInfo>,
+    /// The CPU count a header declared (`#P:`, `cpus=`), if any.
+    pub header_cpus: Option<u32>,
+    /// What was done with each line.
+    pub stats: ParseStats,
+}
+
+/// Parses ftrace-style text from a reader one line at a time, handing each event to
+/// `on_event` in file order and keeping none: memory stays bounded by the thread table,
+/// however long the trace. A last line cut off mid-way (a truncated file) is counted in
+/// [`ParseStats::truncated_last_line`] instead of failing the parse.
+pub fn parse_ftrace_reader(
+    mut reader: impl std::io::BufRead,
+    mut on_event: impl FnMut(TraceEvent),
+) -> Result<StreamSummary, TraceError> {
+    let mut p = Parser::default();
+    let mut buf = Vec::new();
+    let mut lineno = 0;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| TraceError::Io {
+                path: "<input>".into(),
+                source,
+            })?;
+        if n == 0 {
+            break;
+        }
+        lineno += 1;
+        let complete = buf.last() == Some(&b'\n');
+        let text = String::from_utf8_lossy(&buf);
+        let line = text.trim_end_matches(['\n', '\r']);
+        match p.line(lineno, line) {
+            Ok(Some(ev)) => on_event(ev),
+            Ok(None) => {}
+            Err(_) if !complete => {
+                p.stats.truncated_last_line = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let (threads, header_cpus, stats) = p.finish();
+    Ok(StreamSummary {
+        threads,
+        header_cpus,
+        stats,
+    })
 }
 
 /// Event names whose lines must parse (others are skipped).
@@ -61,7 +126,6 @@ const OUR_EVENTS: [&str; 7] = [
 #[derive(Default)]
 struct Parser {
     table: ThreadTable,
-    events: Vec<TraceEvent>,
     stats: ParseStats,
     header_cpus: Option<u32>,
     /// Task-column comms, used only for pids never named in an event payload
@@ -81,16 +145,32 @@ struct Prefix<'a> {
 }
 
 impl Parser {
-    fn line(&mut self, lineno: usize, raw: &str) -> Result<(), TraceError> {
+    fn finish(mut self) -> (Vec<ThreadInfo>, Option<u32>, ParseStats) {
+        for (pid, comm) in &self.column_comms {
+            self.table.saw_comm_if_unknown(*pid, comm);
+        }
+        (self.table.finish(), self.header_cpus, self.stats)
+    }
+
+    fn line(&mut self, lineno: usize, raw: &str) -> Result<Option<TraceEvent>, TraceError> {
         let line = raw.trim_end();
         let trimmed = line.trim_start();
         if trimmed.is_empty() {
             self.stats.other_lines += 1;
-            return Ok(());
+            return Ok(None);
         }
         if trimmed.starts_with('#') {
             self.stats.other_lines += 1;
-            return self.comment(lineno, trimmed);
+            if trimmed.contains(" buffer started ") {
+                self.stats.buffer_started += 1;
+            }
+            return self.comment(lineno, trimmed).map(|()| None);
+        }
+        if let Some(n) = lost_marker(trimmed) {
+            self.stats.other_lines += 1;
+            self.stats.lost_markers += 1;
+            self.stats.lost_events += n;
+            return Ok(None);
         }
         if let Some(n) = trimmed.strip_prefix("cpus=") {
             // trace-cmd report header.
@@ -98,7 +178,7 @@ impl Parser {
             if let Ok(n) = n.trim().parse::<u32>() {
                 self.header_cpus = Some(n);
             }
-            return Ok(());
+            return Ok(None);
         }
         let Some(pre) = parse_prefix(line) else {
             if let Some(ev) = OUR_EVENTS.iter().find(|e| line.contains(&format!("{e}:"))) {
@@ -112,10 +192,14 @@ impl Parser {
                 });
             }
             self.stats.other_lines += 1;
-            return Ok(());
+            return Ok(None);
         };
         if pre.pid != 0 {
-            if !pre.comm.is_empty() && pre.comm != UNKNOWN_COMM {
+            if !pre.comm.is_empty()
+                && pre.comm != UNKNOWN_COMM
+                && self.column_comms.get(&pre.pid).map(String::as_str) != Some(pre.comm)
+            {
+                // Only on a change: a long trace names the same task on most lines.
                 self.column_comms.insert(pre.pid, pre.comm.to_string());
             }
             if let Some(tgid) = pre.tgid {
@@ -135,11 +219,8 @@ impl Parser {
             }
             _ => None,
         };
-        match ev {
-            Some(ev) => {
-                self.stats.event_lines += 1;
-                self.events.push(ev);
-            }
+        match &ev {
+            Some(_) => self.stats.event_lines += 1,
             None => {
                 *self
                     .stats
@@ -148,7 +229,7 @@ impl Parser {
                     .or_insert(0) += 1
             }
         }
-        Ok(())
+        Ok(ev)
     }
 
     fn comment(&mut self, lineno: usize, line: &str) -> Result<(), TraceError> {
@@ -416,6 +497,15 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// The count of a `CPU:N [LOST M EVENTS]` marker (tracefs `trace`, trace-cmd), if `line`
+/// is one.
+fn lost_marker(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("CPU:")?;
+    let at = rest.find("[LOST ")?;
+    let n = rest[at + 6..].split_whitespace().next()?;
+    n.parse().ok()
+}
+
 /// If a key (`[a-z_][a-z0-9_]*`) followed by `=` starts at `i`, the index of the `=`.
 fn key_end(b: &[u8], i: usize) -> Option<usize> {
     let first = *b.get(i)?;
@@ -652,5 +742,42 @@ mod tests {
             Some(("kworker/u4:1", 77, 120, "CPU:002"))
         );
         assert_eq!(compact_task("nothing"), None);
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    const TEXT: &str = "# tracer: nop\n\
+#P:2\n\
+          <idle>-0       [000] d..2.   100.000001: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=5 next_prio=120\n\
+CPU:1 [LOST 17 EVENTS]\n\
+##### CPU 1 buffer started ####\n\
+               a-5       [000] d..2.   100.000101: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n";
+
+    #[test]
+    fn the_reader_gives_the_same_events_as_the_text_parser_and_counts_losses() {
+        let whole = parse_ftrace_text(TEXT).unwrap();
+        let mut got = Vec::new();
+        let s = parse_ftrace_reader(TEXT.as_bytes(), |e| got.push(e)).unwrap();
+        assert_eq!(got, whole.events);
+        assert_eq!(s.header_cpus, Some(2));
+        assert_eq!(s.stats.lost_events, 17);
+        assert_eq!(s.stats.lost_markers, 1);
+        assert_eq!(s.stats.buffer_started, 1);
+        assert!(!s.stats.truncated_last_line);
+    }
+
+    #[test]
+    fn a_cut_off_last_line_is_counted_not_an_error() {
+        let cut = &TEXT[..TEXT.len() - 40];
+        let mut n = 0;
+        let s = parse_ftrace_reader(cut.as_bytes(), |_| n += 1).unwrap();
+        assert_eq!(n, 1);
+        assert!(s.stats.truncated_last_line);
+        // A bad line in the middle is still an error.
+        let bad = format!("{}x [000] 1.0: sched_switch: garbage\n{TEXT}", "");
+        assert!(parse_ftrace_reader(bad.as_bytes(), |_| {}).is_err());
     }
 }

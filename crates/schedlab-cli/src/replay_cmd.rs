@@ -1,0 +1,360 @@
+//! `schedlab replay derive|check`: a workload file from a real trace, and that workload
+//! replayed in simulation beside the traced run. The derivation is
+//! `schedlab_workloads::replay`; this module reads the files and prints.
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use schedlab_engine::MachineProfile;
+use schedlab_trace::Trace;
+use schedlab_trace::analysis::{TraceCounters, counters};
+use schedlab_workloads::replay::{self, Background, DeriveOptions, Derived, Model};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// `schedlab replay`.
+#[derive(Subcommand, Debug)]
+pub enum ReplayCmd {
+    /// Derive a workload file from a trace: one task per traced thread, its run bursts and
+    /// blocking points, one channel per waker → wakee edge, forks (see docs/replay.md).
+    #[command(after_help = "Examples:\n  \
+schedlab host capture -o run -- hackbench -g 2 -l 200\n  \
+schedlab replay derive run.txt -o hackbench.toml --only hackbench\n  \
+perf sched record -- perf bench sched pipe -l 2000 && perf script > pipe.txt\n  \
+schedlab replay derive pipe.txt -o pipe.toml --only sched-pipe --model fitted\n  \
+schedlab compare -w file:hackbench.toml -t xeon-2s12c -v linux-6.6 -v linux-6.6,NO_WAKE_AFFINE")]
+    Derive(DeriveArgs),
+    /// Derive, replay on this machine's topology (or -t) under the era closest to the running
+    /// kernel, and print real vs replayed with the error of each.
+    #[command(after_help = "Examples:\n  \
+schedlab replay check run.txt --only hackbench --profile profile.toml\n  \
+schedlab replay check run.txt -t 1n1l2c1t -v linux-6.12")]
+    Check(CheckArgs),
+}
+
+/// What the derivation is asked (shared by derive and check).
+#[derive(Args, Debug, Clone)]
+pub struct DeriveFlags {
+    /// The trace: ftrace text (`schedlab host capture`'s .txt, tracefs `trace`, `trace-cmd
+    /// report`, `perf script`), or a Perfetto file (.pftrace) as schedlab writes them.
+    pub trace: PathBuf,
+    /// Burst and sleep lengths inside loops: as recorded (a choice over them) or a fitted
+    /// lognormal.
+    #[arg(long, value_enum, default_value_t = ModelArg::Empirical)]
+    pub model: ModelArg,
+    /// Keep only these threads (a pid, a process id or a comm; repeatable) and what they
+    /// fork.
+    #[arg(long, value_name = "COMM|PID")]
+    pub only: Vec<String>,
+    /// The other threads: keep them as tasks, drop them (their wakeups become timed sleeps),
+    /// or fold them into one background task per CPU.
+    #[arg(long, value_enum, default_value_t = BackgroundArg::Drop)]
+    pub background: BackgroundArg,
+    /// Kernel work of one send or receive, taken off the traced burst before it because the
+    /// simulator charges its own: `auto` (the profile's syscall_ns + pipe_op_ns), or a
+    /// duration (`0ns` keeps the bursts as traced).
+    #[arg(long, default_value = "auto", value_name = "auto|DURATION")]
+    pub op_cost: String,
+    /// Infer hand-offs: a task preempted by the task it woke, given the CPU back when that
+    /// one blocks, is taken to wait for it (on edges that also carry traced wakeups the other
+    /// way): keeps a one-CPU ping-pong a ping-pong on a bigger machine (see docs/replay.md).
+    #[arg(long)]
+    pub handoffs: bool,
+    /// Machine profile (from `schedlab host calibrate`; default: built-in): what `check`
+    /// simulates with and what `--op-cost auto` reads.
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+}
+
+/// `--model`.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ModelArg {
+    /// The recorded lengths.
+    Empirical,
+    /// A lognormal per op.
+    Fitted,
+}
+
+/// `--background`.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum BackgroundArg {
+    /// Every thread is a task.
+    Keep,
+    /// Only --only's threads.
+    Drop,
+    /// --only's threads and one background task per CPU.
+    Fold,
+}
+
+/// `schedlab replay derive`.
+#[derive(Args, Debug)]
+pub struct DeriveArgs {
+    #[command(flatten)]
+    pub d: DeriveFlags,
+    /// Write the workload here (default: standard output).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+/// `schedlab replay check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub d: DeriveFlags,
+    /// Machine to replay on (default: this one).
+    #[arg(short = 't', long, default_value = "host")]
+    pub topology: String,
+    /// Policy variant (default: the preset closest to the running kernel).
+    #[arg(short = 'v', long)]
+    pub variant: Option<String>,
+    /// Also keep the derived workload here.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Runs `schedlab replay ...`.
+pub fn run(cmd: ReplayCmd) -> Result<()> {
+    match cmd {
+        ReplayCmd::Derive(a) => derive_cmd(a),
+        ReplayCmd::Check(a) => check_cmd(a),
+    }
+}
+
+/// A text trace, gunzipped on the fly when it ends in `.gz`.
+fn open_text(path: &Path) -> Result<Box<dyn std::io::BufRead>> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    Ok(if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(std::io::BufReader::with_capacity(
+            1 << 20,
+            flate2::read::MultiGzDecoder::new(file),
+        ))
+    } else {
+        Box::new(std::io::BufReader::with_capacity(1 << 20, file))
+    })
+}
+
+fn is_perfetto(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("pftrace" | "perfetto-trace" | "pb")
+    )
+}
+
+fn profile(f: &DeriveFlags) -> Result<MachineProfile> {
+    Ok(match &f.profile {
+        Some(p) => MachineProfile::load(p)?,
+        None => MachineProfile::default(),
+    })
+}
+
+fn derive(f: &DeriveFlags, profile: &MachineProfile) -> Result<Derived> {
+    let op_cost_ns = if f.op_cost == "auto" {
+        profile.cpu.syscall_ns + profile.transfer.pipe_op_ns
+    } else {
+        schedlab_vocab::units::parse_duration(&f.op_cost)
+            .map_err(|e| anyhow::anyhow!("--op-cost {}: {e} (or `auto`)", f.op_cost))?
+    };
+    let opts = DeriveOptions {
+        op_cost_ns,
+        handoffs: f.handoffs,
+        model: match f.model {
+            ModelArg::Empirical => Model::Empirical,
+            ModelArg::Fitted => Model::Fitted,
+        },
+        only: f.only.clone(),
+        // Without --only every thread is selected, so the mode does not matter.
+        background: match f.background {
+            BackgroundArg::Keep => Background::Keep,
+            BackgroundArg::Drop => Background::Drop,
+            BackgroundArg::Fold => Background::Fold,
+        },
+        name: f
+            .trace
+            .file_stem()
+            .map_or("replay".into(), |s| s.to_string_lossy().into_owned()),
+        source: f.trace.display().to_string(),
+    };
+    let path = &f.trace;
+    let d = if is_perfetto(path) {
+        let trace = schedlab_trace::perfetto::read_perfetto_file(path)?;
+        replay::derive_trace(&trace, &opts)
+    } else {
+        replay::derive_reader(open_text(path)?, &opts)
+    }
+    .with_context(|| format!("{}", path.display()))?;
+    for w in d.warnings.lines() {
+        eprintln!("warning: {w}");
+    }
+    Ok(d)
+}
+
+fn derive_cmd(a: DeriveArgs) -> Result<()> {
+    let d = derive(&a.d, &profile(&a.d)?)?;
+    match &a.output {
+        Some(p) => {
+            std::fs::write(p, &d.toml).with_context(|| format!("{}: cannot write", p.display()))?;
+            eprintln!(
+                "{}: {} tasks, {} edges ({} wakeups) from {} events over {:.3} s",
+                p.display(),
+                d.tasks.len(),
+                d.edges,
+                d.edge_wakeups,
+                d.events,
+                d.span_ns as f64 / 1e9
+            );
+        }
+        None => print!("{}", d.toml),
+    }
+    Ok(())
+}
+
+fn load_trace(path: &Path) -> Result<Trace> {
+    if is_perfetto(path) {
+        return Ok(schedlab_trace::perfetto::read_perfetto_file(path)?);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut open_text(path)?, &mut text)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut t = schedlab_trace::parse_ftrace_text(&text)
+        .map_err(|e| e.in_file(path))
+        .or_else(|e| {
+            // A cut-off last line (warned about by the derivation) is left out here too.
+            let end = text.trim_end_matches('\n').rfind('\n').unwrap_or(0);
+            schedlab_trace::parse_ftrace_text(&text[..end]).map_err(|_| e)
+        })?;
+    t.sort();
+    Ok(t)
+}
+
+fn err_pct(real: f64, sim: f64) -> String {
+    if real.abs() < 1e-12 || !real.is_finite() || !sim.is_finite() {
+        "-".into()
+    } else {
+        format!("{:+.1}%", (sim - real) / real * 100.0)
+    }
+}
+
+fn check_cmd(a: CheckArgs) -> Result<()> {
+    if a.d.profile.is_none() {
+        eprintln!(
+            "note: no --profile: the simulator uses the built-in default costs (run `schedlab host calibrate -o profile.toml`)"
+        );
+    }
+    let profile = profile(&a.d)?;
+    let d = derive(&a.d, &profile)?;
+    let kernel = crate::host_check::running_kernel();
+    let variant = a
+        .variant
+        .clone()
+        .unwrap_or_else(|| crate::host_check::closest_era(&kernel));
+    let tmp = tempfile::Builder::new()
+        .prefix("schedlab-replay-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+    let path = match &a.output {
+        Some(p) => p.clone(),
+        None => tmp.path().join("replay.toml"),
+    };
+    std::fs::write(&path, &d.toml).with_context(|| format!("{}: cannot write", path.display()))?;
+    let spec = format!("file:{}", path.display());
+    let (_, sim_trace) =
+        crate::host_check::sim_trace_on(&a.topology, &spec, &variant, &profile, a.seed)?;
+    let real_full = load_trace(&a.d.trace)?;
+    let keep_all = matches!(a.d.background, BackgroundArg::Keep) || a.d.only.is_empty();
+    let real = if keep_all {
+        real_full
+    } else {
+        replay::restrict_trace(&real_full, &d.selected)
+    };
+    let rc = counters(&real);
+    let sc = counters(&sim_trace);
+    println!(
+        "# replay check {}: {} events, {} tasks, {} edges ({} wakeups); simulator: -t {}, {variant}, profile '{}' (kernel {kernel})",
+        a.d.trace.display(),
+        d.events,
+        d.tasks.len(),
+        d.edges,
+        d.edge_wakeups,
+        a.topology,
+        profile.name
+    );
+    let real_cpu = replay::cpu_by_pid(&real);
+    let sim_cpu_pid = replay::cpu_by_pid(&sim_trace);
+    let sim_cpu: BTreeMap<String, u64> = sim_trace
+        .threads
+        .iter()
+        .map(|t| {
+            (
+                t.comm.clone(),
+                sim_cpu_pid.get(&t.pid).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+    let real_total: u64 = d
+        .tasks
+        .iter()
+        .map(|t| real_cpu.get(&t.pid).copied().unwrap_or(0))
+        .sum();
+    let sim_total: u64 = d
+        .tasks
+        .iter()
+        .map(|t| sim_cpu.get(&t.name).copied().unwrap_or(0))
+        .sum();
+    // The workload's own span on both sides: first to last event of its tasks.
+    let span_ms = |c: &TraceCounters| c.last_ts_ns.saturating_sub(c.first_ts_ns) as f64 / 1e6;
+    let rows = |c: &TraceCounters| -> Vec<(&'static str, f64)> {
+        vec![
+            ("context switches", c.context_switches as f64),
+            ("  voluntary", c.voluntary_switches as f64),
+            ("  involuntary", c.involuntary_switches as f64),
+            ("wakeups", c.wakeups as f64),
+            ("  local (same CPU)", c.wakeups_local as f64),
+            ("  remote", c.wakeups_remote as f64),
+            ("migrations", c.migrations as f64),
+            (
+                "wakeup latency p50 [us]",
+                c.latency_p50().map_or(f64::NAN, |x| x as f64 / 1e3),
+            ),
+            (
+                "wakeup latency p99 [us]",
+                c.latency_p99().map_or(f64::NAN, |x| x as f64 / 1e3),
+            ),
+        ]
+    };
+    println!(
+        "\n{:<28} {:>14} {:>14} {:>9}",
+        "metric", "real", "replayed", "error"
+    );
+    let mut table = vec![
+        ("total time [ms]", span_ms(&rc), span_ms(&sc)),
+        (
+            "CPU time, all tasks [ms]",
+            real_total as f64 / 1e6,
+            sim_total as f64 / 1e6,
+        ),
+    ];
+    for ((name, r), (_, s)) in rows(&rc).into_iter().zip(rows(&sc)) {
+        table.push((name, r, s));
+    }
+    for (name, r, s) in table {
+        println!("{name:<28} {r:>14.2} {s:>14.2} {:>9}", err_pct(r, s));
+    }
+    let mut busiest: Vec<_> = d.tasks.iter().collect();
+    busiest.sort_by_key(|t| std::cmp::Reverse(real_cpu.get(&t.pid).copied().unwrap_or(0)));
+    println!(
+        "\n{:<28} {:>14} {:>14} {:>9}",
+        "CPU time per task [ms]", "real", "replayed", "error"
+    );
+    for t in busiest.iter().take(12) {
+        let r = real_cpu.get(&t.pid).copied().unwrap_or(0) as f64 / 1e6;
+        let s = sim_cpu.get(&t.name).copied().unwrap_or(0) as f64 / 1e6;
+        println!("{:<28} {r:>14.3} {s:>14.3} {:>9}", t.name, err_pct(r, s));
+    }
+    if d.tasks.len() > 12 {
+        println!("({} more tasks)", d.tasks.len() - 12);
+    }
+    Ok(())
+}

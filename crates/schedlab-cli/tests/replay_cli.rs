@@ -1,0 +1,170 @@
+//! `schedlab replay`: derive workloads from the real traces in `tests/fixtures/replay/`,
+//! run a derived file through `compare` on a bigger machine (the what-if), and check a
+//! replay against its trace.
+
+use assert_cmd::Command;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> String {
+    let p: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "tests",
+        "fixtures",
+        "replay",
+        name,
+    ]
+    .iter()
+    .collect();
+    p.to_string_lossy().into_owned()
+}
+
+fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").unwrap()
+}
+
+fn derive(trace: &str, only: &str, out: &std::path::Path) -> String {
+    let o = schedlab()
+        .args(["replay", "derive", &fixture(trace), "--only", only, "-o"])
+        .arg(out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    stderr
+}
+
+#[test]
+fn a_derived_hackbench_runs_under_two_policies_on_a_bigger_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("hackbench.toml");
+    let note = derive("hackbench.txt.gz", "22118", &wl);
+    // 2 groups x (20 senders + 20 receivers) + the parent.
+    assert!(note.contains("81 tasks"), "{note}");
+    let toml = std::fs::read_to_string(&wl).unwrap();
+    assert_eq!(toml.matches("[[task]]").count(), 81, "{toml}");
+    assert_eq!(toml.matches("{ op = \"fork\"").count(), 80);
+    let o = schedlab()
+        .args([
+            "compare",
+            "-w",
+            &format!("file:{}", wl.display()),
+            "-t",
+            "xeon-2s12c",
+            "-v",
+            "linux-6.6",
+            "-v",
+            "linux-6.6,NO_WAKE_AFFINE",
+            "--reps",
+            "2",
+            "-j",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("NO_WAKE_AFFINE"), "{out}");
+    assert!(out.contains("elapsed_s"), "{out}");
+}
+
+#[test]
+fn each_fixture_derives_and_a_pipe_replay_checks_against_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    for (trace, only) in [("pipe.txt.gz", "22007"), ("tbench.txt.gz", "22203")] {
+        let wl = dir.path().join("w.toml");
+        derive(trace, only, &wl);
+        let toml = std::fs::read_to_string(&wl).unwrap();
+        assert!(toml.contains("kind = \"pipe\""), "{toml}");
+    }
+    let o = schedlab()
+        .args([
+            "replay",
+            "check",
+            &fixture("pipe.txt.gz"),
+            "--only",
+            "22007",
+            "--background",
+            "fold",
+            "-t",
+            "1n1l2c1t",
+            "-v",
+            "linux-6.6",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for row in [
+        "total time [ms]",
+        "CPU time, all tasks [ms]",
+        "wakeups",
+        "  local (same CPU)",
+        "migrations",
+        "wakeup latency p99 [us]",
+        "sched-pipe-22007",
+        "sched-pipe-22008",
+    ] {
+        assert!(out.contains(row), "no '{row}' in\n{out}");
+    }
+    // The real side's wakeups are the trace's own: 5610 sched_waking of the two processes.
+    let wakeups = out.lines().find(|l| l.starts_with("wakeups ")).unwrap();
+    assert!(wakeups.contains("5610.00"), "{wakeups}");
+}
+
+#[test]
+fn perf_script_of_perf_sched_record_derives_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    let note = derive("perf-pipe.txt.gz", "sched-pipe", &wl);
+    // perf bench sched pipe: the two processes, one wakeup per message.
+    assert!(note.contains("2 tasks"), "{note}");
+    let toml = std::fs::read_to_string(&wl).unwrap();
+    assert!(toml.contains("{ op = \"recv\"") && toml.contains("{ op = \"send\""));
+}
+
+#[test]
+fn bad_input_is_refused_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = schedlab()
+        .args([
+            "replay",
+            "derive",
+            &fixture("pipe.txt.gz"),
+            "--only",
+            "nobody",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--only nobody") && e.contains("busiest"), "{e}");
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "# tracer: nop\n").unwrap();
+    let o = schedlab()
+        .args(["replay", "derive"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no sched_switch"));
+    let o = schedlab()
+        .args([
+            "replay",
+            "derive",
+            &fixture("pipe.txt.gz"),
+            "--op-cost",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--op-cost 5"));
+}
