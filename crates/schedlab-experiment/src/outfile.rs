@@ -167,6 +167,10 @@ pub(crate) fn read_header(path: &Path) -> Result<Option<PlanHeader>, ExperimentE
                     h.fingerprint
                 )));
             }
+            // Bounded before it is expanded into a plan (points, run keys).
+            h.experiment
+                .validate()
+                .map_err(|e| ExperimentError::Input(format!("{}: {e}", path.display())))?;
             return Ok(Some(h));
         }
     }
