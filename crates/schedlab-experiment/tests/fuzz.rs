@@ -145,13 +145,13 @@ fn edit_json(v: &mut Value, pick: &mut usize, new: &Value, remove: bool) -> bool
             false
         }
         Value::Array(a) => {
-            for i in 0..a.len() {
+            for x in a.iter_mut() {
                 if *pick == 0 {
-                    a[i] = new.clone();
+                    *x = new.clone();
                     return true;
                 }
                 *pick -= 1;
-                if edit_json(&mut a[i], pick, new, remove) {
+                if edit_json(x, pick, new, remove) {
                     return true;
                 }
             }
@@ -221,7 +221,7 @@ proptest! {
         let edited = edit_bytes(&json, &bytes, b"{}[]\":,0123456789.e-\n ");
         let dir = tempfile::tempdir().unwrap();
         let a = write(dir.path(), "a.jsonl", &edited);
-        let _ = merge(&[a.clone()]);
+        let _ = merge(std::slice::from_ref(&a));
         if twice {
             let b = write(dir.path(), "b.jsonl", text);
             let _ = merge(&[a, b]);

@@ -196,7 +196,7 @@ fn a_header_asking_for_more_runs_than_memory_holds_is_refused() {
             let e: Experiment = serde_json::from_value(v["experiment"].clone()).unwrap();
             v["fingerprint"] = e.fingerprint().into();
         });
-        let err = merge(&[f.clone()]).unwrap_err().to_string();
+        let err = merge(std::slice::from_ref(&f)).unwrap_err().to_string();
         assert!(err.contains("at most 10000"), "{key}: {err}");
         edit_line(&f, 0, |v| {
             v["experiment"][key] = small().reps.into();
@@ -221,5 +221,21 @@ fn a_sweep_past_the_point_bound_is_refused_before_expansion() {
     assert!(
         err.contains("1099511627776 points: at most 100000"),
         "{err}"
+    );
+}
+
+/// Found by the run-file fuzz harness (tests/fuzz.rs, 20,000 cases): a run whose wake-graph
+/// flips distribution counts add past u64 (a count edited to u64::MAX) panicked in `merge`
+/// with an overflow while the report took its quantiles. Such a run is refused.
+#[test]
+fn a_flips_distribution_past_u64_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = finished(dir.path());
+    edit_line(&f, 1, |v| {
+        v["counters"]["wakee_flips"] = serde_json::json!([u64::MAX, 1]);
+    });
+    both_refuse(
+        &f,
+        "its wakee_flips distribution counts more wakeups than a u64 holds",
     );
 }

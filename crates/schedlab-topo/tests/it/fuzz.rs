@@ -174,7 +174,7 @@ const ODD_VALUES: &[&str] = &[
     "1025",
     "1e3",
     " 3 ",
-    "0\0001",
+    "0\x0001",
 ];
 
 fn write_tree(root: &std::path::Path, files: &[(String, String)]) {
