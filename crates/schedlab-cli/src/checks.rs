@@ -114,10 +114,9 @@ pub fn workload_file(spec: &str) -> Result<()> {
     Ok(())
 }
 
-/// Most repetitions per (point, variant) an option may ask for.
-pub const MAX_REPS: usize = 10_000;
-/// Most sweep points.
-pub const MAX_POINTS: usize = 100_000;
+/// Most repetitions per (point, variant) and most sweep points: the experiment's own bounds
+/// (`Experiment::validate` holds them for files and run-file headers too).
+pub use schedlab_experiment::plan::{MAX_POINTS, MAX_REPS};
 /// Most runs of one plan (points × variants × repetitions).
 pub const MAX_RUNS: usize = 1_000_000;
 

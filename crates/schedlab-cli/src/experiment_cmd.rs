@@ -520,6 +520,8 @@ pub fn compare(args: CompareArgs) -> Result<()> {
             "--shard needs --out FILE (each shard's runs are merged later with `schedlab merge`)"
         );
     }
+    // The bounds (points, repetitions) are checked before the sweep is expanded.
+    e.validate()?;
     let plan = Plan::new(e);
     let jobs = args.jobs.unwrap_or(0) as usize;
     check_plan(&plan, jobs, args.force)?;

@@ -167,6 +167,10 @@ pub(crate) fn read_header(path: &Path) -> Result<Option<PlanHeader>, ExperimentE
                     h.fingerprint
                 )));
             }
+            // Bounded before it is expanded into a plan (points, run keys).
+            h.experiment
+                .validate()
+                .map_err(|e| ExperimentError::Input(format!("{}: {e}", path.display())))?;
             return Ok(Some(h));
         }
     }
@@ -336,6 +340,22 @@ pub(crate) fn check_runs(
         }
         if let Some(bad_value) = r.result.metrics.iter().find(|m| !m.value.is_finite()) {
             return Err(bad(format!("metric {} is not a number", bad_value.name)));
+        }
+        // A distribution's counts are wakeups of one run: they add up within u64 (the report
+        // takes its quantiles from the total; found by tests/fuzz.rs, a count set to u64::MAX).
+        for (name, dist) in [
+            ("wakee_flips", &r.counters.wakee_flips),
+            ("waker_flips", &r.counters.waker_flips),
+        ] {
+            if dist
+                .iter()
+                .try_fold(0u64, |a, &n| a.checked_add(n))
+                .is_none()
+            {
+                return Err(bad(format!(
+                    "its {name} distribution counts more wakeups than a u64 holds"
+                )));
+            }
         }
         match names.get(&k.point) {
             None => {

@@ -9,6 +9,11 @@ use schedlab_engine::rng::derive_seed;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// Most repetitions per (point, variant) an experiment may ask for (`reps`, `max_reps`).
+pub const MAX_REPS: usize = 10_000;
+/// Most sweep points (the product of the sweep's value counts).
+pub const MAX_POINTS: usize = 100_000;
+
 /// An experiment as the user describes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,12 +129,34 @@ impl Experiment {
         if self.reps == 0 {
             return Err(ExperimentError::Input("--reps must be at least 1".into()));
         }
+        // Bounds before anything is expanded: the plan's points and run keys are built in
+        // memory (a run file's header is read back as an experiment too, so `merge` and
+        // `--resume` are bounded by the same checks).
+        for (flag, n) in [("--reps", self.reps), ("--max-reps", self.max_reps)] {
+            if n > MAX_REPS {
+                return Err(ExperimentError::Input(format!(
+                    "{flag} {n}: at most {MAX_REPS}"
+                )));
+            }
+        }
+        let mut points: usize = 1;
         for (k, v) in &self.sweep {
             if v.is_empty() {
                 return Err(ExperimentError::Input(format!(
                     "sweep key '{k}' has no values"
                 )));
             }
+            points = points.saturating_mul(v.len());
+        }
+        if points > MAX_POINTS {
+            return Err(ExperimentError::Input(format!(
+                "the sweep has {} points: at most {MAX_POINTS}; sweep fewer values",
+                if points == usize::MAX {
+                    "more than 2^64".to_string()
+                } else {
+                    points.to_string()
+                }
+            )));
         }
         if let Some(p) = self.until_ci {
             if !(p.is_finite() && p > 0.0) {

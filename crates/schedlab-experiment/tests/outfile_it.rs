@@ -181,3 +181,61 @@ fn a_rewrite_killed_before_its_rename_leaves_no_temporary_behind() {
     assert!(!stale.exists());
     assert!(other.exists(), "another file's temporary is left alone");
 }
+
+/// A header edited to ask for 10^15 repetitions, its fingerprint recomputed (as the run-file
+/// fuzz harness in tests/fuzz.rs does to get past the fingerprint check), made `merge` push
+/// that many run keys, growing until the OOM killer came. The header's experiment is now
+/// checked against the bounds before it is expanded.
+#[test]
+fn a_header_asking_for_more_runs_than_memory_holds_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = finished(dir.path());
+    for (key, value) in [("reps", 1_000_000_000_000_000u64), ("max_reps", u64::MAX)] {
+        edit_line(&f, 0, |v| {
+            v["experiment"][key] = value.into();
+            let e: Experiment = serde_json::from_value(v["experiment"].clone()).unwrap();
+            v["fingerprint"] = e.fingerprint().into();
+        });
+        let err = merge(std::slice::from_ref(&f)).unwrap_err().to_string();
+        assert!(err.contains("at most 10000"), "{key}: {err}");
+        edit_line(&f, 0, |v| {
+            v["experiment"][key] = small().reps.into();
+            if key == "max_reps" {
+                v["experiment"][key] = small().max_reps.into();
+            }
+            let e: Experiment = serde_json::from_value(v["experiment"].clone()).unwrap();
+            v["fingerprint"] = e.fingerprint().into();
+        });
+    }
+    assert!(merge(&[f]).is_ok());
+}
+
+/// A sweep whose points cannot be held (2^40 of them) is refused before it is expanded.
+#[test]
+fn a_sweep_past_the_point_bound_is_refused_before_expansion() {
+    let mut e = small();
+    e.sweep = (0..40)
+        .map(|i| (format!("k{i}"), vec!["1".into(), "2".into()]))
+        .collect();
+    let err = e.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("1099511627776 points: at most 100000"),
+        "{err}"
+    );
+}
+
+/// Found by the run-file fuzz harness (tests/fuzz.rs, 20,000 cases): a run whose wake-graph
+/// flips distribution counts add past u64 (a count edited to u64::MAX) panicked in `merge`
+/// with an overflow while the report took its quantiles. Such a run is refused.
+#[test]
+fn a_flips_distribution_past_u64_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = finished(dir.path());
+    edit_line(&f, 1, |v| {
+        v["counters"]["wakee_flips"] = serde_json::json!([u64::MAX, 1]);
+    });
+    both_refuse(
+        &f,
+        "its wakee_flips distribution counts more wakeups than a u64 holds",
+    );
+}

@@ -10,8 +10,11 @@
 //! | pgbench | `pgbench` against a throwaway PostgreSQL started on 127.0.0.1 (postgresql) |
 //! | schbench | none: not packaged for Debian |
 //!
-//! Every tool runs in its own process group, which is SIGKILLed on timeout, Ctrl-C or error;
-//! the PostgreSQL server is stopped and its directory removed however the run ends.
+//! Every tool runs in its own process group, which is SIGKILLed on timeout, Ctrl-C (or SIGTERM,
+//! SIGHUP, SIGQUIT) or error, and with a parent-death signal, so a SIGKILL of schedlab ends it
+//! too. The PostgreSQL server is stopped and its directory removed however the run ends; after
+//! a SIGKILL of schedlab the server shuts itself down and the next pgbench run removes the
+//! directory.
 
 use crate::control::Deadline;
 use crate::error::HostError;
@@ -53,6 +56,21 @@ fn require(tool: &str, package: &str) -> Result<PathBuf, HostError> {
     })
 }
 
+/// The keeper shell of [`Tool::spawn`]: runs the tool (its arguments) in the background so
+/// that a SIGTERM (its parent-death signal) interrupts `wait` at once, and then kills the
+/// process group it leads, the tool and every worker the tool forked. The tool's exit status
+/// is the keeper's (a signal shows as 128 + its number).
+const KEEPER: &str = "trap 'kill -KILL 0' TERM; \"$@\" & wait $!";
+
+/// `program arg ...` of a command, for messages.
+fn command_line(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A running tool in its own process group; killed (the whole group) on drop.
 pub(crate) struct Tool {
     child: std::process::Child,
@@ -62,20 +80,41 @@ pub(crate) struct Tool {
 }
 
 impl Tool {
+    ///
+    /// The tool runs below a keeper shell that leads its process group: a parent-death
+    /// signal reaches only the process schedlab started, and these tools fork workers
+    /// (hackbench's senders and receivers, tbench's clients and tbench_srv's per-connection
+    /// servers, perf's pipe partner) that would outlive a SIGKILLed schedlab, still running
+    /// their loops. The keeper gets SIGTERM when schedlab dies and SIGKILLs the whole group.
     pub(crate) fn spawn(cmd: &mut Command) -> Result<Tool, HostError> {
-        let name = format!(
-            "{} {}",
-            cmd.get_program().to_string_lossy(),
-            cmd.get_args()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
+        let mut keeper = Command::new("/bin/sh");
+        keeper
+            .args(["-c", KEEPER, "schedlab-keeper"])
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => keeper.env(k, v),
+                None => keeper.env_remove(k),
+            };
+        }
+        if let Some(d) = cmd.get_current_dir() {
+            keeper.current_dir(d);
+        }
+        let mut t = Tool::spawn_with(&mut keeper, libc::SIGTERM)?;
+        t.name = command_line(cmd);
+        Ok(t)
+    }
+
+    /// Starts `cmd` itself (no keeper: it keeps the credentials `Command::uid` gave it) with
+    /// `pdeath` as the signal it gets when schedlab dies.
+    pub(crate) fn spawn_with(cmd: &mut Command, pdeath: libc::c_int) -> Result<Tool, HostError> {
+        let name = command_line(cmd);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        crate::sys::die_with_parent(cmd);
+        crate::sys::die_with_parent_by(cmd, pdeath);
         let mut child = cmd
             .spawn()
             .map_err(|e| HostError::io(format!("starting `{name}`"), e))?;
@@ -113,6 +152,21 @@ impl Tool {
         // SAFETY: signalling our own child's process group.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
         let _ = self.child.wait();
+    }
+
+    /// The exit status if the tool has ended.
+    fn exited(&mut self) -> Option<String> {
+        self.child.try_wait().ok().flatten().map(|s| s.to_string())
+    }
+
+    /// Sends `sig` to the tool, waits up to `grace` for it to end, then SIGKILLs its group.
+    fn stop(mut self, sig: libc::c_int, grace: Duration) {
+        crate::sys::kill(self.child.id() as libc::pid_t, sig);
+        let t0 = Instant::now();
+        while self.exited().is_none() && t0.elapsed() < grace {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill_group();
     }
 
     /// Waits for the tool to exit within the deadline; fails on a non-zero exit.
@@ -352,27 +406,62 @@ fn pg_bin_dirs() -> Vec<PathBuf> {
 }
 
 /// A throwaway PostgreSQL server on 127.0.0.1: stopped and its directory removed on drop.
+///
+/// The postmaster runs in the foreground as a [`Tool`] (not daemonized by `pg_ctl`, which
+/// would put it in a session of its own, out of reach of schedlab's process group kill and
+/// parent-death signal): in schedlab's care it is in its own process group with SIGQUIT as its
+/// parent-death signal, so even a SIGKILL of schedlab ends it with an immediate shutdown
+/// (backends stopped, shared memory removed). Only its directory outlives such a kill; the
+/// next pgbench run removes it ([`remove_stale_dirs`]).
 pub(crate) struct PgServer {
     dir: PathBuf,
-    pg_ctl: PathBuf,
-    as_postgres: bool,
+    server: Option<Tool>,
     /// The port it listens on (127.0.0.1 only).
     pub port: u16,
 }
 
-fn as_user(as_postgres: bool, prog: &Path) -> Command {
-    if as_postgres {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(prog);
-        c
-    } else {
-        Command::new(prog)
+/// The prefix of the servers' directories in the temporary directory:
+/// `schedlab-pg-PID-NANOS`, PID being the schedlab process that made it.
+const PG_DIR_PREFIX: &str = "schedlab-pg-";
+
+/// Removes the server directories that schedlab processes which no longer exist left in
+/// `tmp` (a SIGKILL runs no destructor), unless a server still runs in one.
+fn remove_stale_dirs(tmp: &Path) {
+    for e in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(owner) = name
+            .strip_prefix(PG_DIR_PREFIX)
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        let postmaster = std::fs::read_to_string(e.path().join("data/postmaster.pid"))
+            .ok()
+            .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()));
+        if owner != std::process::id() as libc::pid_t
+            && !crate::sys::pid_exists(owner)
+            && !postmaster.is_some_and(crate::sys::pid_exists)
+        {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
+}
+
+/// `prog` as the `postgres` user when schedlab is root (PostgreSQL refuses to run as root).
+fn as_postgres(prog: &Path, ids: Option<(u32, u32)>, cwd: &Path) -> Command {
+    use std::os::unix::process::CommandExt as _;
+    let mut c = Command::new(prog);
+    if let Some((uid, gid)) = ids {
+        c.uid(uid).gid(gid);
+    }
+    c.current_dir(cwd);
+    c
 }
 
 impl PgServer {
     /// initdb into a fresh temporary directory and start the server on a free loopback port.
-    /// PostgreSQL refuses to run as root, so as root it runs as the `postgres` user.
+    /// As root, initdb and the server run as the `postgres` user.
     pub(crate) fn start(deadline: &Deadline) -> Result<PgServer, HostError> {
         let extra = pg_bin_dirs();
         let unavailable = |tool: &str| HostError::ExternalUnavailable {
@@ -380,10 +469,21 @@ impl PgServer {
             hint: "install the Debian package `postgresql`".into(),
         };
         let initdb = which("initdb", &extra).ok_or_else(|| unavailable("initdb"))?;
-        let pg_ctl = which("pg_ctl", &extra).ok_or_else(|| unavailable("pg_ctl"))?;
-        let as_postgres = crate::sys::is_root();
-        let dir = std::env::temp_dir().join(format!(
-            "schedlab-pg-{}-{}",
+        let postgres = which("postgres", &extra).ok_or_else(|| unavailable("postgres"))?;
+        let ids = if crate::sys::is_root() {
+            Some(crate::sys::user_ids("postgres").ok_or_else(|| {
+                HostError::ExternalUnavailable {
+                    tool: "postgres".into(),
+                    hint: "running as root needs a `postgres` user to run the server as".into(),
+                }
+            })?)
+        } else {
+            None
+        };
+        let tmp = std::env::temp_dir();
+        remove_stale_dirs(&tmp);
+        let dir = tmp.join(format!(
+            "{PG_DIR_PREFIX}{}-{}",
             std::process::id(),
             crate::sys::monotonic_ns()
         ));
@@ -391,62 +491,76 @@ impl PgServer {
             .map_err(|e| HostError::io(format!("creating {}", dir.display()), e))?;
         // From here on the guard removes the directory whatever happens.
         let port = free_port()?;
-        let srv = PgServer {
+        let mut srv = PgServer {
             dir,
-            pg_ctl,
-            as_postgres,
+            server: None,
             port,
         };
-        if as_postgres {
-            let st = Command::new("chown")
-                .args(["postgres:"])
-                .arg(&srv.dir)
-                .status()
-                .map_err(|e| HostError::io("chown postgres", e))?;
-            if !st.success() {
-                return Err(HostError::ExternalUnavailable {
-                    tool: "postgres".into(),
-                    hint: "running as root needs a `postgres` user to run the server as".into(),
-                });
-            }
+        if let Some((uid, gid)) = ids {
+            std::os::unix::fs::chown(&srv.dir, Some(uid), Some(gid))
+                .map_err(|e| HostError::io(format!("chown postgres {}", srv.dir.display()), e))?;
         }
         let data = srv.dir.join("data");
-        run_tool(
-            as_user(as_postgres, &initdb).arg("-D").arg(&data).args([
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "--no-sync",
-            ]),
-            deadline,
-        )?;
-        let opts = format!(
-            "-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={} -c fsync=off",
-            srv.dir.display()
-        );
-        run_tool(
-            as_user(as_postgres, &srv.pg_ctl)
+        // Started directly: a keeper shell would run it as root, which initdb refuses.
+        Tool::spawn_with(
+            as_postgres(&initdb, ids, &srv.dir)
                 .arg("-D")
                 .arg(&data)
-                .args(["-o", &opts, "-l"])
-                .arg(srv.dir.join("log"))
-                .args(["-w", "-t", "30", "start"]),
-            deadline,
-        )?;
+                .args(["-A", "trust", "-U", "postgres", "--no-sync"]),
+            libc::SIGKILL,
+        )?
+        .wait(deadline)?;
+        let mut cmd = as_postgres(&postgres, ids, &srv.dir);
+        cmd.arg("-D").arg(&data).args([
+            "-p",
+            &port.to_string(),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+        ]);
+        cmd.arg(format!("unix_socket_directories={}", srv.dir.display()))
+            .args(["-c", "fsync=off"]);
+        let server = srv
+            .server
+            .insert(Tool::spawn_with(&mut cmd, libc::SIGQUIT)?);
+        // Ready when the postmaster writes `ready` on the 8th line of postmaster.pid (what
+        // `pg_ctl -w` waits for, PostgreSQL 10 and later).
+        let pidfile = data.join("postmaster.pid");
+        let t0 = Instant::now();
+        loop {
+            deadline.check("postgres start")?;
+            let ready = std::fs::read_to_string(&pidfile)
+                .is_ok_and(|t| t.lines().nth(7).is_some_and(|l| l.trim() == "ready"));
+            if ready {
+                break;
+            }
+            if let Some(st) = server.exited() {
+                return Err(HostError::ExternalFailed {
+                    tool: "postgres".into(),
+                    status: st,
+                    output: "the server ended while starting".into(),
+                });
+            }
+            if t0.elapsed() > Duration::from_secs(30) {
+                return Err(HostError::ExternalFailed {
+                    tool: "postgres".into(),
+                    status: "running".into(),
+                    output: "not ready after 30 s".into(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         Ok(srv)
     }
 }
 
 impl Drop for PgServer {
     fn drop(&mut self) {
-        let _ = as_user(self.as_postgres, &self.pg_ctl)
-            .arg("-D")
-            .arg(self.dir.join("data"))
-            .args(["-m", "immediate", "-w", "-t", "20", "stop"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        if let Some(server) = self.server.take() {
+            // Immediate shutdown: the postmaster stops its backends and removes its shared
+            // memory; whatever is left after 20 s is SIGKILLed with the group.
+            server.stop(libc::SIGQUIT, Duration::from_secs(20));
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -395,20 +395,21 @@ pub(crate) fn waitpid_timeout(pid: libc::pid_t, timeout: Duration) -> Option<i32
 /// which schedlab kills on every other way out. The signal follows the *thread* that
 /// spawned the child: callers spawn from threads that outlive their children.
 pub(crate) fn die_with_parent(cmd: &mut std::process::Command) {
+    die_with_parent_by(cmd, libc::SIGKILL);
+}
+
+/// [`die_with_parent`] with another signal: PostgreSQL's postmaster gets SIGQUIT (its
+/// immediate shutdown, which stops its backends and removes its shared memory) rather than a
+/// SIGKILL that would leave both behind. The signal is set after `Command::uid`'s credential
+/// change (std runs `pre_exec` closures after it), which would otherwise clear it.
+pub(crate) fn die_with_parent_by(cmd: &mut std::process::Command, sig: libc::c_int) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the forked child before exec and calls only the
     // async-signal-safe prctl, getppid and _exit.
     let parent = std::process::id() as libc::pid_t;
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // The parent may have died between fork and prctl: then no signal will come.
@@ -418,4 +419,32 @@ pub(crate) fn die_with_parent(cmd: &mut std::process::Command) {
             Ok(())
         });
     }
+}
+
+/// The uid and gid of the user `name`, if it exists.
+pub(crate) fn user_ids(name: &str) -> Option<(u32, u32)> {
+    let cname = std::ffi::CString::new(name).ok()?;
+    // SAFETY: passwd is plain data (integers and pointers); all zeroes is a valid value.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; getpwnam_r writes only into pw and buf.
+    let rc = unsafe {
+        libc::getpwnam_r(
+            cname.as_ptr(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    (rc == 0 && !out.is_null()).then_some((pw.pw_uid, pw.pw_gid))
+}
+
+/// Whether a process `pid` exists (a zombie counts: its pid is not free yet).
+pub(crate) fn pid_exists(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }

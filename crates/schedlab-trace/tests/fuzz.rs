@@ -1,8 +1,11 @@
-//! Fuzzing harness of the trace text parser (issue 22, point 5): proptest edits the committed
+//! Fuzzing harnesses of the trace readers (issue 22, point 5): proptest edits the committed
 //! fixtures (ftrace/tracefs text, `trace-cmd report`, `perf script`) byte by byte and cuts
-//! them short; every input must end in `Ok` or an error, never a panic. Default case count
-//! in the suite; a campaign: `PROPTEST_CASES=1000000 cargo test --release -p schedlab-trace
-//! --test fuzz`.
+//! them short; and it edits Perfetto protobuf traces (the fixtures written by
+//! `write_perfetto`, the seed corpus) byte by byte, with varint-shaped bytes, splices and
+//! cuts, through `decode_perfetto`, `perfetto::dump_text` and the counters of what
+//! decodes. Every input must end in `Ok` or an error, never a panic or an allocation that
+//! takes the machine. Default case count in the suite; a campaign:
+//! `PROPTEST_CASES=1000000 cargo test --release -p schedlab-trace --test fuzz`.
 
 use proptest::prelude::*;
 use std::path::Path;
@@ -20,7 +23,61 @@ fn corpus() -> Vec<String> {
     v
 }
 
+/// The text fixtures written as Perfetto protobuf.
+fn perfetto_corpus() -> &'static [Vec<u8>] {
+    static C: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    C.get_or_init(|| {
+        let v: Vec<Vec<u8>> = corpus()
+            .iter()
+            .filter_map(|t| schedlab_trace::parse_ftrace_text(t).ok())
+            .map(|t| {
+                let mut b = Vec::new();
+                schedlab_trace::write_perfetto(&t, &mut b).unwrap();
+                b
+            })
+            .collect();
+        assert!(v.len() >= 4);
+        v
+    })
+}
+
 proptest! {
+    #[test]
+    fn edited_perfetto_traces_never_panic(
+        which in any::<usize>(),
+        edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 0..10),
+        cut in any::<usize>(),
+    ) {
+        let c = perfetto_corpus();
+        let mut b = c[which % c.len()].clone();
+        for (pos, kind, byte) in edits {
+            let at = if b.is_empty() { 0 } else { pos % (b.len() + 1) };
+            match kind % 5 {
+                0 if at < b.len() => b[at] = byte,
+                1 => b.insert(at, byte),
+                2 if at < b.len() => {
+                    b.remove(at);
+                }
+                // A large varint (a length, an id, a timestamp): continuation bytes, then the end.
+                3 => {
+                    b.splice(at..at, [0xff, 0xff, 0xff, 0xff, byte & 0x7f]);
+                }
+                // A piece of the trace repeated elsewhere (a packet twice, a field moved).
+                _ => {
+                    let s = (pos / 7) % (b.len() + 1);
+                    let e = (s + byte as usize).min(b.len());
+                    let piece: Vec<u8> = b[s..e].to_vec();
+                    b.splice(at..at, piece);
+                }
+            }
+        }
+        b.truncate(cut % (b.len() + 1) + if cut % 2 == 0 { b.len() } else { 0 });
+        if let Ok(t) = schedlab_trace::decode_perfetto(&b) {
+            let _ = schedlab_trace::counters(&t);
+        }
+        let _ = schedlab_trace::perfetto::dump_text(&b);
+    }
+
     #[test]
     fn edited_traces_never_panic(
         which in any::<usize>(),

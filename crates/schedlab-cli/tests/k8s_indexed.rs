@@ -1,0 +1,27 @@
+//! The Kubernetes Indexed Job contract (issue 22, point 6), without a cluster: runs
+//! `scripts/k8s-indexed-check.sh` against this build of schedlab. The script writes the
+//! manifest of `scripts/k8s-indexed-job.sh`, reads it back, runs the pods' command once per
+//! `JOB_COMPLETION_INDEX` with the manifest's `SCHEDLAB_SHARD_COUNT`, checks that a pod
+//! without the count fails naming it, and that the merged shards equal the straight run.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn indexed_job_pods_merge_to_the_straight_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("bash")
+        .arg(root.join("scripts/k8s-indexed-check.sh"))
+        .arg(assert_cmd::cargo::cargo_bin("schedlab"))
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{so}{se}");
+    assert!(
+        so.contains("k8s-indexed-check: 3 indexed pods merged equal the straight run"),
+        "{so}{se}"
+    );
+}
