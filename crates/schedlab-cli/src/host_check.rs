@@ -253,25 +253,7 @@ pub fn run(a: CheckArgs) -> Result<()> {
             err_pct(m.value, s)
         );
     }
-    let rows = |c: &TraceCounters| -> Vec<(&'static str, f64)> {
-        vec![
-            ("context switches", c.context_switches as f64),
-            ("  voluntary", c.voluntary_switches as f64),
-            ("  involuntary", c.involuntary_switches as f64),
-            ("wakeups", c.wakeups as f64),
-            ("  local (same CPU)", c.wakeups_local as f64),
-            ("  remote", c.wakeups_remote as f64),
-            ("migrations", c.migrations as f64),
-            (
-                "wakeup latency p50 [us]",
-                c.latency_p50().map_or(f64::NAN, |x| x as f64 / 1e3),
-            ),
-            (
-                "wakeup latency p99 [us]",
-                c.latency_p99().map_or(f64::NAN, |x| x as f64 / 1e3),
-            ),
-        ]
-    };
+    let rows = counter_rows;
     println!(
         "\n{:<28} {:>14} {:>14} {:>9}",
         "counter (from traces)", "host", "simulated", "error"
@@ -305,4 +287,25 @@ mod tests {
         assert_eq!(closest_era("2.6.34"), "linux-2.6.33");
         assert_eq!(closest_era("garbage"), "linux-6.6");
     }
+}
+
+/// The trace counters `host check` and `replay check` print, real side against simulated.
+pub(crate) fn counter_rows(c: &TraceCounters) -> Vec<(&'static str, f64)> {
+    vec![
+        ("context switches", c.context_switches as f64),
+        ("  voluntary", c.voluntary_switches as f64),
+        ("  involuntary", c.involuntary_switches as f64),
+        ("wakeups", c.wakeups as f64),
+        ("  local (same CPU)", c.wakeups_local as f64),
+        ("  remote", c.wakeups_remote as f64),
+        ("migrations", c.migrations as f64),
+        (
+            "wakeup latency p50 [us]",
+            c.latency_p50().map_or(f64::NAN, |x| x as f64 / 1e3),
+        ),
+        (
+            "wakeup latency p99 [us]",
+            c.latency_p99().map_or(f64::NAN, |x| x as f64 / 1e3),
+        ),
+    ]
 }

@@ -305,25 +305,7 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
         .sum();
     // The workload's own span on both sides: first to last event of its tasks.
     let span_ms = |c: &TraceCounters| c.last_ts_ns.saturating_sub(c.first_ts_ns) as f64 / 1e6;
-    let rows = |c: &TraceCounters| -> Vec<(&'static str, f64)> {
-        vec![
-            ("context switches", c.context_switches as f64),
-            ("  voluntary", c.voluntary_switches as f64),
-            ("  involuntary", c.involuntary_switches as f64),
-            ("wakeups", c.wakeups as f64),
-            ("  local (same CPU)", c.wakeups_local as f64),
-            ("  remote", c.wakeups_remote as f64),
-            ("migrations", c.migrations as f64),
-            (
-                "wakeup latency p50 [us]",
-                c.latency_p50().map_or(f64::NAN, |x| x as f64 / 1e3),
-            ),
-            (
-                "wakeup latency p99 [us]",
-                c.latency_p99().map_or(f64::NAN, |x| x as f64 / 1e3),
-            ),
-        ]
-    };
+    let rows = crate::host_check::counter_rows;
     println!(
         "\n{:<28} {:>14} {:>14} {:>9}",
         "metric", "real", "replayed", "error"
