@@ -274,21 +274,6 @@ pub fn run(a: CheckArgs) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::closest_era;
-
-    #[test]
-    fn era_is_the_newest_not_after_the_kernel() {
-        assert_eq!(closest_era("6.18.0-1-amd64"), "linux-6.12");
-        assert_eq!(closest_era("6.6.30"), "linux-6.6");
-        assert_eq!(closest_era("6.5.0"), "linux-6.0");
-        assert_eq!(closest_era("3.11.2"), "linux-3.10");
-        assert_eq!(closest_era("2.6.34"), "linux-2.6.33");
-        assert_eq!(closest_era("garbage"), "linux-6.6");
-    }
-}
-
 /// The trace counters `host check` and `replay check` print, real side against simulated.
 pub(crate) fn counter_rows(c: &TraceCounters) -> Vec<(&'static str, f64)> {
     vec![
@@ -308,4 +293,19 @@ pub(crate) fn counter_rows(c: &TraceCounters) -> Vec<(&'static str, f64)> {
             c.latency_p99().map_or(f64::NAN, |x| x as f64 / 1e3),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest_era;
+
+    #[test]
+    fn era_is_the_newest_not_after_the_kernel() {
+        assert_eq!(closest_era("6.18.0-1-amd64"), "linux-6.12");
+        assert_eq!(closest_era("6.6.30"), "linux-6.6");
+        assert_eq!(closest_era("6.5.0"), "linux-6.0");
+        assert_eq!(closest_era("3.11.2"), "linux-3.10");
+        assert_eq!(closest_era("2.6.34"), "linux-2.6.33");
+        assert_eq!(closest_era("garbage"), "linux-6.6");
+    }
 }
