@@ -128,7 +128,7 @@ pub struct Calibration {
     pub round_trips: BTreeMap<String, Measurement>,
     /// Wake-up latency to an idle CPU, ns, if a second CPU was available.
     pub idle_wakeup: Option<Measurement>,
-    /// Wake-up latency to a CPU idle for each duration of [`IDLE_LADDER_US`], ns.
+    /// Wake-up latency to a CPU idle for each duration of `IDLE_LADDER_US` (µs), ns.
     pub idle_ladder: Vec<(u64, Measurement)>,
     /// Values whose derivation came out zero or negative (noise between the measurements
     /// subtracted): not written, the default stands.
