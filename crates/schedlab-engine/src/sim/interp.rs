@@ -243,8 +243,7 @@ impl Simulation {
                         // The syscall entry and the check under the object's lock run
                         // before the reader sleeps (pipe_read(), unix_stream_read_generic(),
                         // tcp_recvmsg() → sk_wait_data()); the check is made again after.
-                        self.tasks[t].syscall_entered = true;
-                        cost += entry + self.touch(Object::Channel(*ch), cpu);
+                        cost += self.enter_wait(t, Object::Channel(*ch), cpu, entry);
                     }
                     RecvOutcome::Empty => {
                         self.channels[*ch].readers.push_back(t);
@@ -264,8 +263,7 @@ impl Simulation {
                     } else if !self.tasks[t].syscall_entered {
                         // futex_wait(): the entry, the bucket lock and the word check run
                         // before the sleep; the word is checked again after them.
-                        self.tasks[t].syscall_entered = true;
-                        cost += entry + self.touch(Object::Futex(*f), cpu);
+                        cost += self.enter_wait(t, Object::Futex(*f), cpu, entry);
                     } else {
                         self.futexes[*f].waiters.push_back(t);
                         return StepOutcome::Block(WaitOn::Futex(*f));
@@ -563,8 +561,14 @@ impl Simulation {
             _ => return,
         };
         let cpu = self.tasks[t].cpu;
-        self.op_extra_cost += entry + self.touch(obj, cpu);
+        self.op_extra_cost += self.enter_wait(t, obj, cpu, entry);
+    }
+
+    /// The entry of `t`'s blocking call on `obj` from `cpu`: marks it paid and returns its
+    /// cost (the syscall's entry half and the object's lines, taken under its lock).
+    fn enter_wait(&mut self, t: TaskId, obj: Object, cpu: CpuId, entry: f64) -> f64 {
         self.tasks[t].syscall_entered = true;
+        entry + self.touch(obj, cpu)
     }
 
     pub(super) fn sample(&mut self, d: &Dist) -> u64 {
