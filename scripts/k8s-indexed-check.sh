@@ -11,21 +11,13 @@
 # Usage: scripts/k8s-indexed-check.sh [SCHEDLAB]   (default: target/release/schedlab)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/shard-check.sh
 bin=$(realpath "${1:-target/release/schedlab}")
 [ -x "$bin" ] || { echo "$bin not found: cargo build --release --bin schedlab" >&2; exit 2; }
 fail() { echo "k8s-indexed-check: FAILED: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/exp.toml" <<'TOML'
-description = "k8s-indexed-check: a small sweep"
-topology = "desktop-4c8t"
-workload = "pipe:loops=300"
-variants = ["linux-6.6", "waker"]
-reps = 3
-
-[sweep]
-pairs = [1, 2]
-TOML
+small_sweep "$tmp/exp.toml" k8s-indexed-check
 shards=3
 scripts/k8s-indexed-job.sh "$tmp/exp.toml" "$shards" >"$tmp/job.yaml"
 y=$tmp/job.yaml
@@ -87,11 +79,5 @@ if pod 0 >/dev/null 2>"$tmp/nocount.err"; then fail "a pod without SCHEDLAB_SHAR
 grep -q 'JOB_COMPLETION_INDEX is set but SCHEDLAB_SHARD_COUNT is not' "$tmp/nocount.err" ||
     fail "no clear error without SCHEDLAB_SHARD_COUNT: $(cat "$tmp/nocount.err")"
 
-"$bin" merge "$tmp"/results/shard-*.jsonl --json >"$tmp/merged.json"
-"$bin" compare "$tmp/exp.toml" --json >"$tmp/straight.json" 2>/dev/null
-if cmp -s "$tmp/merged.json" "$tmp/straight.json"; then
-    echo "k8s-indexed-check: $completions indexed pods merged equal the straight run"
-else
-    diff "$tmp/merged.json" "$tmp/straight.json" | head -20 >&2
-    fail "the merged table differs from the straight run"
-fi
+merged_equals_straight k8s-indexed-check "$bin" "$tmp/exp.toml" "$tmp/results" \
+    "$completions indexed pods merged equal"

@@ -7,19 +7,12 @@
 # Usage: scripts/slurm-array-check.sh [SCHEDLAB]   (default: target/release/schedlab)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/shard-check.sh
 bin=$(realpath "${1:-target/release/schedlab}")
 [ -x "$bin" ] || { echo "$bin not found: cargo build --release --bin schedlab" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/exp.toml" <<'TOML'
-description = "slurm-array-check: a small sweep"
-topology = "desktop-4c8t"
-workload = "pipe:loops=300"
-variants = ["linux-6.6", "waker"]
-reps = 3
-[sweep]
-pairs = [1, 2]
-TOML
+small_sweep "$tmp/exp.toml" slurm-array-check
 shards=3
 scripts/slurm-array.sh "$tmp/exp.toml" "$shards" "$tmp/out" 1 "$bin" >"$tmp/job.sbatch"
 grep -q -- "--array=0-$((shards - 1))" "$tmp/job.sbatch"
@@ -28,12 +21,5 @@ for id in $(seq 0 $((shards - 1))); do
 done
 n=$(ls "$tmp"/out/shard-*.jsonl | wc -l)
 [ "$n" -eq "$shards" ] || { echo "expected $shards shard files, found $n" >&2; exit 1; }
-"$bin" merge "$tmp"/out/shard-*.jsonl --json >"$tmp/merged.json"
-"$bin" compare "$tmp/exp.toml" --json >"$tmp/straight.json" 2>/dev/null
-if cmp -s "$tmp/merged.json" "$tmp/straight.json"; then
-    echo "slurm-array-check: $shards array tasks merged equal the straight run"
-else
-    diff "$tmp/merged.json" "$tmp/straight.json" | head -20 >&2
-    echo "slurm-array-check: FAILED: the merged table differs from the straight run" >&2
-    exit 1
-fi
+merged_equals_straight slurm-array-check "$bin" "$tmp/exp.toml" "$tmp/out" \
+    "$shards array tasks merged equal"

@@ -14,6 +14,7 @@
 # SLURM_CI_KEEP=1 keeps the temporary directory (configuration, daemon logs, job logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/shard-check.sh
 bin=$(realpath "${1:-target/release/schedlab}")
 [ -x "$bin" ] || { echo "$bin not found: cargo build --release --bin schedlab" >&2; exit 2; }
 skip() { echo "slurm-ci-test: skipped: $*"; exit 0; }
@@ -110,15 +111,7 @@ done
 [ -n "$up" ] || skip "the single-node cluster did not come up: $(tail -3 "$w/slurmctld.log" "$w/slurmd.log" 2>/dev/null | tr '\n' ' ')"
 echo "== single-node Slurm cluster up ($node)"
 
-cat >"$w/exp.toml" <<'TOML'
-description = "slurm-ci-test: a small sweep"
-topology = "desktop-4c8t"
-workload = "pipe:loops=300"
-variants = ["linux-6.6", "waker"]
-reps = 3
-[sweep]
-pairs = [1, 2]
-TOML
+small_sweep "$w/exp.toml" slurm-ci-test
 shards=3
 scripts/slurm-array.sh "$w/exp.toml" "$shards" "$w/out" 1 "$bin" >"$w/job.sbatch"
 t0=$(date +%s)
@@ -130,12 +123,5 @@ job=$(timeout 300 sbatch --parsable --wait --chdir="$w" "$w/job.sbatch") || {
 echo "== array job $job: $shards tasks done in $(($(date +%s) - t0)) s"
 n=$(find "$w/out" -name 'shard-*.jsonl' | wc -l)
 [ "$n" -eq "$shards" ] || { echo "slurm-ci-test: FAILED: expected $shards shard files, found $n" >&2; exit 1; }
-"$bin" merge "$w"/out/shard-*.jsonl --json >"$w/merged.json"
-"$bin" compare "$w/exp.toml" --json >"$w/straight.json" 2>/dev/null
-if cmp -s "$w/merged.json" "$w/straight.json"; then
-    echo "slurm-ci-test: a real $shards-task array job (job $job on $host, $cpus CPUs) merged equals the straight run"
-else
-    diff "$w/merged.json" "$w/straight.json" | head -20 >&2
-    echo "slurm-ci-test: FAILED: the merged table differs from the straight run" >&2
-    exit 1
-fi
+merged_equals_straight slurm-ci-test "$bin" "$w/exp.toml" "$w/out" \
+    "a real $shards-task array job (job $job on $host, $cpus CPUs) merged equals"
