@@ -151,14 +151,24 @@ fn profile(f: &DeriveFlags) -> Result<MachineProfile> {
 }
 
 fn derive(f: &DeriveFlags, profile: &MachineProfile) -> Result<Derived> {
-    let op_cost_ns = if f.op_cost == "auto" {
-        profile.cpu.syscall_ns + profile.transfer.pipe_op_ns
+    // `auto` takes off everything the simulator charges that a traced burst already holds;
+    // a duration takes off only that much before each send and receive.
+    let (op_cost_ns, wake_cost_ns, switch_cost_ns) = if f.op_cost == "auto" {
+        let w = &profile.wakeup;
+        (
+            profile.cpu.syscall_ns + profile.transfer.pipe_op_ns,
+            (w.local_wake_ns, w.remote_wake_ns),
+            profile.cpu.ctx_switch_ns,
+        )
     } else {
-        schedlab_vocab::units::parse_duration(&f.op_cost)
-            .map_err(|e| anyhow::anyhow!("--op-cost {}: {e} (or `auto`)", f.op_cost))?
+        let d = schedlab_vocab::units::parse_duration(&f.op_cost)
+            .map_err(|e| anyhow::anyhow!("--op-cost {}: {e} (or `auto`)", f.op_cost))?;
+        (d, (0, 0), 0)
     };
     let opts = DeriveOptions {
         op_cost_ns,
+        wake_cost_ns,
+        switch_cost_ns,
         handoffs: f.handoffs,
         model: match f.model {
             ModelArg::Empirical => Model::Empirical,

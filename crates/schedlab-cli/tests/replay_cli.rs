@@ -168,3 +168,54 @@ fn bad_input_is_refused_with_a_reason() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--op-cost 5"));
 }
+
+/// The quiet-machine pipe capture (see the fixtures' README) lacks most switch-ins of the
+/// pair's second process; the derive implies them, so both directions carry the wakeups
+/// and the replay splits the pair as the real kernel did.
+#[test]
+fn a_pipe_pair_traced_without_its_switch_ins_derives_both_directions() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    let stderr = derive("pipe-quiet.txt.gz", "567", &wl);
+    assert!(
+        stderr.contains("switches into a task woken onto an idle CPU are missing"),
+        "{stderr}"
+    );
+    let toml = std::fs::read_to_string(&wl).unwrap();
+    let wakes = |edge: &str| -> u64 {
+        let l = toml
+            .lines()
+            .find(|l| l.starts_with(&format!("# sched-pipe-{edge}")))
+            .unwrap_or_else(|| panic!("no edge {edge} in\n{toml}"));
+        l.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap()
+    };
+    // 419 and 417 wakeups each way; without the implied switches nearly all of 568's
+    // wakeups of 567 were taken for interrupts (timed sleeps).
+    assert!(wakes("568 wakes") >= 400, "{toml}");
+    assert!(wakes("567 wakes") >= 400, "{toml}");
+    let o = schedlab()
+        .args([
+            "replay",
+            "check",
+            &fixture("pipe-quiet.txt.gz"),
+            "--only",
+            "567",
+            "--background",
+            "drop",
+            "-t",
+            "1n1l2c1t",
+            "-v",
+            "linux-6.12",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    // Split like the real run: almost no wakeup is local.
+    let local = out
+        .lines()
+        .find(|l| l.starts_with("  local (same CPU)"))
+        .unwrap();
+    let replayed: f64 = local.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(replayed < 50.0, "{local}");
+}

@@ -88,6 +88,8 @@ fn opts(model: Model) -> DeriveOptions {
         name: "test".into(),
         source: "a test".into(),
         op_cost_ns: 0,
+        wake_cost_ns: (0, 0),
+        switch_cost_ns: 0,
         handoffs: true,
     }
 }
@@ -255,4 +257,80 @@ fn a_truncated_trace_derives_up_to_the_cut() {
 fn an_empty_trace_is_an_error() {
     let e = derive_reader("# tracer: nop\n".as_bytes(), &opts(Model::Empirical)).unwrap_err();
     assert!(e.to_string().contains("no sched_switch"), "{e}");
+}
+
+/// The ping-pong of [`ping_pong`] as a 6.18 KVM guest traced it: the idle CPU 1 is woken
+/// by an IPI (`sched_wakeup` from the idle task, target CPU 1) and runs B with no
+/// `sched_switch` idle ==> B; B's wakeup of A and its switch out are there.
+fn ping_pong_missing_switch_ins(rounds: u64) -> String {
+    let mut t = T::default();
+    t.s.push_str("# tracer: nop\n#P:2\n");
+    let mut now = 1_000_000_000;
+    t.switch(0, now, IDLE0, "R", A);
+    // CPU 1 is seen going idle first (a CPU never seen could be running anything).
+    t.switch(1, now, ("other", 200), "S", IDLE1);
+    for _ in 0..rounds {
+        now += 10_000;
+        t.waking(0, now, A, B, 1);
+        now += 1_000;
+        t.switch(0, now, A, "S", IDLE0);
+        now += 2_000;
+        t.line(
+            IDLE1.0,
+            IDLE1.1,
+            1,
+            now,
+            "sched_wakeup: comm=pong pid=101 prio=120 target_cpu=001",
+        );
+        now += 20_000;
+        t.waking(1, now, B, A, 0);
+        now += 1_000;
+        t.switch(1, now, B, "S", IDLE1);
+        now += 2_000;
+        t.switch(0, now, IDLE0, "R", A);
+    }
+    now += 5_000;
+    t.switch(0, now, A, "S", IDLE0);
+    t.s
+}
+
+#[test]
+fn a_switch_in_missing_after_a_wakeup_onto_an_idle_cpu_is_implied() {
+    let d = derive_reader(
+        ping_pong_missing_switch_ins(50).as_bytes(),
+        &opts(Model::Empirical),
+    )
+    .unwrap();
+    // The same two edges as the complete trace: B's wakeups are B's, not interrupts.
+    assert_eq!(d.edges, 2);
+    assert_eq!(d.edge_wakeups, 100);
+    assert!(d.toml.contains("50 wakeups, 50 sync-like"), "{}", d.toml);
+    assert_eq!(d.warnings.implied_switches, 50);
+    assert_eq!(d.warnings.irq_wakeups, 0);
+    assert_eq!(d.warnings.inconsistent_switches, 0);
+    // B runs from its wakeup to its switch out: 21 us per round, as in the full trace.
+    let cpu: Vec<u64> = d.tasks.iter().map(|t| t.cpu_ns).collect();
+    assert_eq!(cpu, vec![50 * 11_000 + 5_000, 50 * 21_000]);
+    // The real side of `replay check` counts it the same way.
+    let trace = schedlab_trace::parse_ftrace_text(&ping_pong_missing_switch_ins(50)).unwrap();
+    let by_pid = schedlab_workloads::replay::cpu_by_pid(&trace);
+    assert_eq!(by_pid.get(&101), Some(&(50 * 21_000)));
+}
+
+#[test]
+fn auto_op_cost_takes_the_wakeup_and_switch_work_off_the_bursts_around_them() {
+    let mut o = opts(Model::Empirical);
+    // Local 100 ns, remote 400 ns; 250 ns per switch into a woken task.
+    o.wake_cost_ns = (100, 400);
+    o.switch_cost_ns = 250;
+    let d = derive_reader(ping_pong_missing_switch_ins(50).as_bytes(), &o).unwrap();
+    let t = &d.toml;
+    // A's 1 us after waking B (traced onto CPU 1: remote) loses 400 ns; B's 1 us after
+    // waking A (no sched_wakeup: taken as local) loses 100 ns.
+    assert!(t.contains("{ op = \"compute\", time = \"0.600us\" }"), "{t}");
+    assert!(t.contains("{ op = \"compute\", time = \"0.900us\" }"), "{t}");
+    // What each runs after it is woken loses the switch: A 10 us (but its first burst,
+    // which follows no wakeup), B 20 us.
+    assert!(t.contains("values = [\"9.750us\", \"10us\"], weights = [49, 1]"), "{t}");
+    assert!(t.contains("{ op = \"compute\", time = \"19.750us\" }"), "{t}");
 }

@@ -77,17 +77,29 @@ pub(crate) fn write(
     for &pid in &pids {
         let t = &pass.threads[&pid];
         let mut ops = Vec::with_capacity(t.ops.len());
+        // Per op, the kernel work to take off the burst after it (see below).
+        let mut after: Vec<u64> = Vec::with_capacity(t.ops.len());
         for op in &t.ops {
+            let n = ops.len();
+            let mut cost = 0;
             match *op {
                 RawOp::Compute(d) => ops.push((Sym::Compute, d)),
                 RawOp::Sleep(d) => ops.push((Sym::Sleep, d)),
-                RawOp::Send(e) if kept(pass.edges[e].wakee) => ops.push((Sym::Send(e), 0)),
+                RawOp::Send(e, remote) if kept(pass.edges[e].wakee) => {
+                    ops.push((Sym::Send(e), 0));
+                    let (local_ns, remote_ns) = opts.wake_cost_ns;
+                    cost = if remote { remote_ns } else { local_ns };
+                }
                 RawOp::HandoffSend(e) if handoff_kept(e) => ops.push((Sym::Send(e), 0)),
                 RawOp::HandoffRecv(e) if handoff_kept(e) => ops.push((Sym::Recv(e), 0)),
-                RawOp::Send(_) | RawOp::Wait | RawOp::HandoffSend(_) | RawOp::HandoffRecv(_) => {}
+                RawOp::Send(..) | RawOp::Wait | RawOp::HandoffSend(_) | RawOp::HandoffRecv(_) => {}
                 RawOp::Recv(e, d) => {
                     if kept(pass.edges[e].waker) {
                         ops.push((Sym::Recv(e), 0));
+                        // Resumed by a traced wakeup (a real wait, d > 0): switched in.
+                        if d > 0 {
+                            cost = opts.switch_cost_ns;
+                        }
                     } else {
                         ops.push((Sym::Sleep, d));
                     }
@@ -99,6 +111,10 @@ pub(crate) fn write(
                     }
                 }
             }
+            after.resize(ops.len(), 0);
+            if ops.len() > n {
+                after[n] = cost;
+            }
         }
         // The kernel work of each send and receive is in the traced burst before it; the
         // simulator charges its own from the profile, so the traced one is taken out.
@@ -107,6 +123,13 @@ pub(crate) fn write(
                 if matches!(ops[i].0, Sym::Send(_) | Sym::Recv(_)) && ops[i - 1].0 == Sym::Compute {
                     ops[i - 1].1 = ops[i - 1].1.saturating_sub(opts.op_cost_ns);
                 }
+            }
+        }
+        // The wakeup's own work follows its sched_waking in the waker's burst, and the
+        // switch into a woken task starts the wakee's: both are charged by the simulator.
+        for i in 0..ops.len().saturating_sub(1) {
+            if after[i] > 0 && ops[i + 1].0 == Sym::Compute {
+                ops[i + 1].1 = ops[i + 1].1.saturating_sub(after[i]);
             }
         }
         programs.insert(pid, merge_computes(ops));

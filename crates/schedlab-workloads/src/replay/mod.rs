@@ -63,6 +63,13 @@ pub struct DeriveOptions {
     /// Kernel work of one send or receive, taken off the traced burst before it (the
     /// simulator charges its own from the machine profile); 0 keeps the bursts as traced.
     pub op_cost_ns: u64,
+    /// Kernel work of a wakeup after its `sched_waking` (select the CPU, enqueue, the IPI
+    /// for a remote one), taken off the traced burst after each send: (local, remote), as
+    /// the trace placed the wakee. The simulator charges its own from the profile.
+    pub wake_cost_ns: (u64, u64),
+    /// Kernel work of the switch into a woken task, taken off its burst after each
+    /// receive (the simulator charges the profile's context switch).
+    pub switch_cost_ns: u64,
     /// Keep inferred hand-offs (see `derive`): a task preempted by the task it woke, given
     /// the CPU back when that task blocks, waits for it, on edges that also carry traced
     /// wakeups the other way. What keeps a ping-pong on one CPU a ping-pong elsewhere.
@@ -99,6 +106,9 @@ pub struct Warnings {
     /// Switches that contradict the ones before (a task switched out where another was
     /// running, or in on two CPUs): lost events.
     pub inconsistent_switches: u64,
+    /// Switch-ins missing from the trace and implied by a wakeup onto an idle CPU (see
+    /// `derive`'s module doc).
+    pub implied_switches: u64,
     /// Threads first seen after the trace began, not by a traced fork.
     pub appeared_mid_trace: u64,
     /// Wakeups with no task as waker (idle or interrupt context on the waking CPU).
@@ -140,6 +150,12 @@ impl Warnings {
             v.push(format!(
                 "{} switches contradict the ones before them (lost events): the affected bursts are cut there",
                 self.inconsistent_switches
+            ));
+        }
+        if self.implied_switches > 0 {
+            v.push(format!(
+                "{} switches into a task woken onto an idle CPU are missing from the trace: taken at the wakeups",
+                self.implied_switches
             ));
         }
         if self.appeared_mid_trace > 0 {
@@ -207,8 +223,8 @@ pub struct Derived {
 pub(crate) enum RawOp {
     /// Run for this long.
     Compute(u64),
-    /// Wake the wakee of this edge.
-    Send(usize),
+    /// Wake the wakee of this edge; `true` when the trace placed it on another CPU.
+    Send(usize, bool),
     /// Block until the waker of this edge wakes it; it slept this long in the trace.
     Recv(usize, u64),
     /// A timed sleep (no waker task).
@@ -407,22 +423,15 @@ pub fn restrict_trace(trace: &Trace, selected: &BTreeSet<u32>) -> Trace {
 pub fn cpu_by_pid(trace: &Trace) -> BTreeMap<u32, u64> {
     let mut order: Vec<&TraceEvent> = trace.events.iter().collect();
     order.sort_by_key(|e| e.ts_ns());
-    let mut cur: BTreeMap<u32, (u32, u64)> = BTreeMap::new();
-    let mut out = BTreeMap::new();
+    // The derive pass's own accounting, so the switches it implies count here too.
+    let mut pass = derive::Pass::default();
     for ev in order {
-        if let TraceEvent::Switch {
-            ts_ns,
-            cpu,
-            prev_pid,
-            next_pid,
-            ..
-        } = *ev
-            && let Some((p, since)) = cur.insert(cpu, (next_pid, ts_ns))
-            && p != 0
-            && p == prev_pid
-        {
-            *out.entry(p).or_insert(0) += ts_ns.saturating_sub(since);
-        }
+        pass.event(ev);
     }
-    out
+    pass.finish();
+    pass.threads
+        .iter()
+        .filter(|(p, t)| **p != 0 && t.cpu_ns > 0)
+        .map(|(&p, t)| (p, t.cpu_ns))
+        .collect()
 }
