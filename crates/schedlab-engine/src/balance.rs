@@ -13,6 +13,7 @@
 //! ([`BalanceOut::active`], applied by the engine's `sim::active` module). The 2.5.59 node
 //! balancer lives in [`crate::balance_o1`].
 
+use crate::cpu_load::{self, CpuLoad, LoadIdx, PassKind};
 use crate::policy::{Hints, SchedView};
 use crate::task::TaskId;
 use crate::time::{NSEC_PER_MSEC, NSEC_PER_SEC, Time};
@@ -177,13 +178,25 @@ struct Planned {
 
 /// Which newidle gate the era uses (the `avg_idle` check at the top of `newidle_balance()`,
 /// `sched_balance_newidle()` from 6.10).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Each step adds to the previous one (`idle_balance()`, from 5.x `newidle_balance()`, in
+/// kernel/sched.c and later kernel/sched/fair.c; dates checked against the 2.6.31, 2.6.32,
+/// 3.10, 3.12, 3.13, 3.16 and 3.17 sources).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NewidleGate {
-    /// 2.6.x: always try.
+    /// 2.6.2x – 2.6.31: always try.
     Always,
-    /// 3.x – 5.15: skip when `avg_idle < sysctl_sched_migration_cost` or nothing is overloaded.
+    /// 2.6.32 – 3.12: skip when `avg_idle < sysctl_sched_migration_cost` ("sched:
+    /// Rate-limit newidle", 2.6.32).
     MigrationCost,
-    /// 5.16+: skip when `avg_idle` is below the lowest domain's `max_newidle_lb_cost`.
+    /// 3.13 – 3.16: also stop at the domain whose `max_newidle_lb_cost`, added to the cost
+    /// spent so far, exceeds `avg_idle` (9bd721c55c8a, 3.13).
+    DomainCost,
+    /// 3.17 – 5.15: also skip when no CPU of the root domain is overloaded (`rd->overload`,
+    /// 4486edd12b5a, 3.17).
+    Overload,
+    /// 5.16+: the first test compares `avg_idle` with the lowest domain's
+    /// `max_newidle_lb_cost` instead of the migration cost.
     LbCost,
 }
 
@@ -218,7 +231,11 @@ pub struct CfsBalancer {
     pub tick_ns: u64,
     /// When repeated failures escalate to an active balance (era rule).
     pub active_balance: ActiveBalance,
+    /// Which `cpu_load[]` average each pass reads (era rule; [`LoadIdx::None`] from 5.0).
+    pub load_idx: LoadIdx,
     state: Vec<Vec<DomainState>>,
+    /// Per CPU, `rq->cpu_load[]` (kept only when [`Self::load_idx`] uses it).
+    cpu_load: Vec<CpuLoad>,
     /// Per CPU, the effect of the moves decided earlier in the same call. The engine applies
     /// moves only after the call returns, but a nohz kick balances for every idle CPU in one
     /// call; in the kernel each of those passes sees the moves of the previous ones (they
@@ -242,7 +259,9 @@ impl CfsBalancer {
             sis_util: true,
             tick_ns,
             active_balance: ActiveBalance::FailedTasks,
+            load_idx: LoadIdx::None,
             state: Vec::new(),
+            cpu_load: Vec::new(),
             planned: Vec::new(),
             planned_dirty: false,
             nohz_next: 0,
@@ -259,6 +278,7 @@ impl CfsBalancer {
             return;
         }
         self.planned = vec![Planned::default(); view.nr_cpus()];
+        self.cpu_load = vec![CpuLoad::default(); view.nr_cpus()];
         self.state = (0..view.nr_cpus())
             .map(|c| {
                 view.domains()
@@ -317,6 +337,25 @@ impl CfsBalancer {
         (view.cpu_load(c) as i64 + self.planned[c].load).max(0) as u64
     }
 
+    /// The load of `c` a pass reading load index `idx` sees (`source_load()` for a CPU of
+    /// another group, `target_load()` for one of the local group), once the moves decided
+    /// in this call are done. Index 0 is the current load.
+    fn load_idx_at(&self, view: &SchedView<'_>, c: CpuId, idx: usize, local: bool) -> u64 {
+        let current = view.cpu_load(c);
+        let load = if idx == 0 {
+            current
+        } else {
+            let idle = view.curr(c).is_none();
+            let avg = self.cpu_load[c].read(idx - 1, view.now(), self.tick_ns, idle);
+            if local {
+                cpu_load::target_load(avg, current)
+            } else {
+                cpu_load::source_load(avg, current)
+            }
+        };
+        (load as i64 + self.planned[c].load).max(0) as u64
+    }
+
     /// Whether `c` is idle and receives nothing from this call.
     fn idle_at(&self, view: &SchedView<'_>, c: CpuId) -> bool {
         view.idle(c) && self.planned[c].nr <= 0
@@ -371,7 +410,16 @@ impl CfsBalancer {
         }
     }
 
-    fn group_stats(&self, group: &CpuSet, view: &SchedView<'_>, pct: u32) -> GroupStats {
+    /// `update_sg_lb_stats()` of one group; `idx` is the pass's load index and `local`
+    /// whether the group holds the balancing CPU.
+    fn group_stats(
+        &self,
+        group: &CpuSet,
+        view: &SchedView<'_>,
+        pct: u32,
+        idx: usize,
+        local: bool,
+    ) -> GroupStats {
         let mut g = GroupStats {
             nr_running: 0,
             load: 0,
@@ -384,7 +432,7 @@ impl CfsBalancer {
         };
         for c in group.iter() {
             g.nr_running += self.nr_at(view, c);
-            g.load += self.load_at(view, c);
+            g.load += self.load_idx_at(view, c, idx, local);
             g.util += (view.cpu_util(c) as i64 + self.planned[c].util).max(0) as u64;
             g.capacity += view.capacity(c);
             g.idle_cpus += u32::from(self.idle_at(view, c));
@@ -446,10 +494,17 @@ impl CfsBalancer {
         out.passes += 1;
         out.cost_ns += sd.span_weight as u64 * view.profile().search.lb_per_cpu_ns;
         let pct = sd.imbalance_pct;
+        let kind = match idle {
+            IdleType::NotIdle => PassKind::Busy,
+            IdleType::Idle => PassKind::Idle,
+            IdleType::NewlyIdle => PassKind::NewlyIdle,
+        };
+        let idx = self.load_idx.index(sd, kind);
         let stats: Vec<GroupStats> = sd
             .groups
             .iter()
-            .map(|g| self.group_stats(g, view, pct))
+            .enumerate()
+            .map(|(i, g)| self.group_stats(g, view, pct, idx, i == 0))
             .collect();
         // SIS_UTIL: refresh the LLC's scan budget from its utilisation (periodic only).
         if self.sis_util && idle != IdleType::NewlyIdle && sd.has(flags::SHARE_LLC) {
@@ -709,6 +764,10 @@ impl Balancer for CfsBalancer {
     fn tick(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut) {
         self.ensure_state(view);
         let idle = view.curr(cpu).is_none();
+        // scheduler_tick() refreshes cpu_load[] before it triggers balancing.
+        if self.load_idx != LoadIdx::None && !idle {
+            self.cpu_load[cpu].update(view.cpu_load(cpu), view.now(), self.tick_ns);
+        }
         self.rebalance_domains(cpu, idle, view, hints, out);
         // nohz: a busy CPU kicks balancing on behalf of the tickless idle CPUs.
         if !idle && view.now() >= self.nohz_next && self.nohz_kick_needed(cpu, view) {
@@ -732,8 +791,7 @@ impl Balancer for CfsBalancer {
         out: &mut BalanceOut,
     ) {
         self.ensure_state(view);
-        let overload = view.overloaded();
-        if !overload {
+        if self.newidle_gate >= NewidleGate::Overload && !view.overloaded() {
             return;
         }
         let avg_idle = view.avg_idle(cpu);
@@ -743,7 +801,7 @@ impl Balancer for CfsBalancer {
         }
         match self.newidle_gate {
             NewidleGate::Always => {}
-            NewidleGate::MigrationCost => {
+            NewidleGate::MigrationCost | NewidleGate::DomainCost | NewidleGate::Overload => {
                 if avg_idle < self.migration_cost_ns {
                     return;
                 }
@@ -756,7 +814,7 @@ impl Balancer for CfsBalancer {
         }
         let mut cost = 0u64;
         for (i, sd) in doms.iter().enumerate() {
-            if self.newidle_gate == NewidleGate::LbCost
+            if self.newidle_gate >= NewidleGate::DomainCost
                 && avg_idle < cost + self.state[cpu][i].max_newidle_lb_cost
             {
                 break;

@@ -22,6 +22,7 @@ pub mod balance_o1;
 pub mod bench;
 pub mod config;
 pub mod counters;
+pub mod cpu_load;
 pub mod dist;
 pub mod fair;
 pub mod idle;

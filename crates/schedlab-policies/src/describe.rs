@@ -83,7 +83,17 @@ pub fn describe_preset(name: &str) -> Result<String, PolicyError> {
             "  tunables (unscaled): latency {} ns, min_granularity/base_slice {} ns, wakeup_granularity {} ns, migration_cost {} ns",
             t.latency_ns, t.min_granularity_ns, t.wakeup_granularity_ns, t.migration_cost_ns
         );
-        let _ = writeln!(out, "  balancer: sched-domain balancer (CfsBalancer)");
+        if let crate::era::BalancerKind::Cfs {
+            newidle,
+            active,
+            load_idx,
+        } = era.def().balancer
+        {
+            let _ = writeln!(
+                out,
+                "  balancer: sched-domain balancer (CfsBalancer): newidle gate {newidle:?}, active balance {active:?}, cpu_load[] indices {load_idx:?}"
+            );
+        }
     }
     if reference.is_none() {
         for n in era.def().notes {

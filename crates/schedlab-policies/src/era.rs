@@ -6,6 +6,7 @@
 
 use schedlab_engine::balance::{ActiveBalance, NewidleGate};
 use schedlab_engine::config::TunableScaling;
+use schedlab_engine::cpu_load::LoadIdx;
 use schedlab_engine::{ClassKind, Features, LoadSignal, SchedConfig, Tunables};
 use schedlab_topo::DomainEra;
 
@@ -67,14 +68,18 @@ pub enum Flow {
 pub enum BalancerKind {
     /// The 2.5.59 node balancer (variants: the `orig`/`ingo*` switches).
     O1Node,
-    /// The sched-domain balancer with the era's newidle gate and active-balance rule.
+    /// The sched-domain balancer with the era's newidle gate, active-balance rule and load
+    /// indices.
     Cfs {
-        /// `idle_balance`'s gate: 2.6.x always, 3.x-5.15 `avg_idle` against migration_cost,
-        /// 5.16+ against `max_newidle_lb_cost`.
+        /// `idle_balance`'s gate: always until 2.6.31, `avg_idle` against migration_cost from
+        /// 2.6.32, plus the per-domain cost from 3.13 and `rd->overload` from 3.17; 5.16+
+        /// against `max_newidle_lb_cost` (see [`NewidleGate`]).
         newidle: NewidleGate,
         /// `need_active_balance`: 5.10 limited the failure-count escalation to passes that
         /// move tasks (our nearest era: 5.13) \[M\].
         active: ActiveBalance,
+        /// Which `cpu_load[]` average a pass reads (until 4.18, with `LB_BIAS`).
+        load_idx: LoadIdx,
     },
 }
 
@@ -102,21 +107,35 @@ pub struct EraDef {
 const O1: ClassKind = ClassKind::O1;
 const CFS: ClassKind = ClassKind::Cfs;
 const EEVDF: ClassKind = ClassKind::Eevdf;
-const BAL_26: BalancerKind = BalancerKind::Cfs {
+/// 2.6.2x-2.6.31: no newidle gate; the 2.6.31 load indices.
+const BAL_2631: BalancerKind = BalancerKind::Cfs {
     newidle: NewidleGate::Always,
     active: ActiveBalance::Failed,
+    load_idx: LoadIdx::V2_6_31,
 };
-const BAL_3: BalancerKind = BalancerKind::Cfs {
+/// 2.6.32-3.12: newidle rate-limited by `avg_idle`; the 2.6.32 load indices.
+const BAL_2632: BalancerKind = BalancerKind::Cfs {
     newidle: NewidleGate::MigrationCost,
     active: ActiveBalance::Failed,
+    load_idx: LoadIdx::V2_6_32,
 };
+/// 3.17-4.18: newidle also gated by the per-domain cost and `rd->overload`.
+const BAL_317: BalancerKind = BalancerKind::Cfs {
+    newidle: NewidleGate::Overload,
+    active: ActiveBalance::Failed,
+    load_idx: LoadIdx::V2_6_32,
+};
+/// 5.10-5.15: no `cpu_load[]` (5.0), the task-moving active balance (5.10).
 const BAL_510: BalancerKind = BalancerKind::Cfs {
-    newidle: NewidleGate::MigrationCost,
+    newidle: NewidleGate::Overload,
     active: ActiveBalance::FailedTasks,
+    load_idx: LoadIdx::None,
 };
+/// 5.16 on: newidle gated by `max_newidle_lb_cost`.
 const BAL_516: BalancerKind = BalancerKind::Cfs {
     newidle: NewidleGate::LbCost,
     active: ActiveBalance::FailedTasks,
+    load_idx: LoadIdx::None,
 };
 
 /// Every era, oldest first (row `i` is the era with discriminant `i`).
@@ -144,13 +163,15 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-1 (2009)",
         class: CFS,
         flow: Flow::Cfs1,
-        balancer: BAL_26,
+        balancer: BAL_2631,
         models: "CFS-1 (select_task_rq_fair of 2.6.23-2.6.31): lowest domain spanning waker and \
                  prev; wake_affine with avg_overlap (2.6.25-2.6.31); passive balancing; wake_idle \
                  on SMT siblings; 20/4/5 ms tunables",
         notes: &[
             "SD_WAKE_BALANCE (passive balancing) assumed on every non-NUMA level [M]",
-            "wake_idle on the SMT level only; wake_idx 0 (instantaneous loads) [M]",
+            "wake_idle on the SMT level only [M]",
+            "2.6.31 has wake_idx and forkexec_idx 1 above SMT; wake_affine and fork balancing \
+             read the current load here [M]",
         ],
     },
     EraDef {
@@ -159,7 +180,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-2 (2009-2010)",
         class: CFS,
         flow: Flow::Cfs2,
-        balancer: BAL_26,
+        balancer: BAL_2632,
         models: "CFS-2 (select_task_rq_fair of 2.6.32-2.6.34): merged domain walk; \
                  select_idle_sibling inside the walk (a1f84a3ab8e0), enabled at the package \
                  level (PREFER_SIBLING); wake_affine with SYNC_LESS/SYNC_MORE; cfs_rq-empty idle \
@@ -174,7 +195,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-2 (2009-2010)",
         class: CFS,
         flow: Flow::Cfs2,
-        balancer: BAL_26,
+        balancer: BAL_2632,
         models: "CFS-2 (select_task_rq_fair of 2.6.32-2.6.34) with the select_idle_sibling \
                  enabler on SHARE_PKG_RESOURCES levels (SMT, LLC); wake_affine of 2.6.32-2.6.33; \
                  cfs_rq-empty idle test; 6/0.75/1 ms tunables",
@@ -186,7 +207,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
-        balancer: BAL_26,
+        balancer: BAL_2632,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2): wake_affine (2.6.34-3.15) picks waker \
                  or prev, then select_idle_sibling around the choice, first idle CPU per level up \
                  to the LLC (99bd5e2f245d, 2.6.35-3.1)",
@@ -198,7 +219,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
-        balancer: BAL_3,
+        balancer: BAL_2632,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15, \
                  select_idle_sibling tests one idle_buddy per level (970e178985ca, 3.6-3.8)",
         notes: &["idle_buddy pairing of groups by first CPU, as described in 970e178985ca [S]"],
@@ -209,7 +230,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
-        balancer: BAL_3,
+        balancer: BAL_2632,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15 on PELT \
                  runnable loads, select_idle_sibling's LLC scan for a fully idle group (~3.9-4.8)",
         notes: &["the LLC group scan dated ~3.9 [M]"],
@@ -220,7 +241,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
-        balancer: BAL_3,
+        balancer: BAL_2632,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15 with the \
                  first wake_wide (62470419e993, flips wiped each second) inside, LLC group scan",
         notes: &[],
@@ -231,7 +252,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
-        balancer: BAL_3,
+        balancer: BAL_317,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), capacity-aware wake_affine \
                  (3.16-4.12) with the 3.12 wake_wide inside and halving wakee_flips decay (~3.16), \
                  LLC group scan",
@@ -243,7 +264,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-4 (2016)",
         class: CFS,
         flow: Flow::Cfs5,
-        balancer: BAL_3,
+        balancer: BAL_317,
         models: "CFS-4 (select_task_rq_fair of 4.3-4.8): the symmetric wake_wide (63b0e9edceec) \
                  gates want_affine; capacity-aware wake_affine; the OLD group scan by default, \
                  with the 2016 select_idle_sibling RFC bits to select the NEW one",
@@ -255,7 +276,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-5 (2016-2022)",
         class: CFS,
         flow: Flow::Cfs5,
-        balancer: BAL_3,
+        balancer: BAL_317,
         models: "CFS-5 (select_task_rq_fair of 4.9 on): capacity-aware wake_affine, symmetric \
                  wake_wide, the select_idle_sibling rewrite (10e2f1acd010): idle core, idle CPU \
                  (avg_idle/512 bound), idle SMT sibling",
@@ -267,7 +288,7 @@ pub const ERAS: &[EraDef] = &[
         label: "CFS-5 (2016-2022)",
         class: CFS,
         flow: Flow::Cfs5,
-        balancer: BAL_3,
+        balancer: BAL_317,
         models: "CFS-5: wake_affine_idle + wake_affine_weight (WA_*, 4.14 on), symmetric \
                  wake_wide, select_idle_sibling with the SIS_PROP scan budget (1ad3aaf3fcd2, \
                  4.13-5.11)",

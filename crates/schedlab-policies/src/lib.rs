@@ -99,10 +99,15 @@ pub fn build(variant: &str, _topo: &Topology, seed: u64) -> Result<Built, Policy
     let tick_ns = config.tunables.tick_ns();
     let balancer: Box<dyn Balancer> = match s.era.def().balancer {
         BalancerKind::O1Node => Box::new(O1NodeBalancer::new(s.o1, tick_ns)),
-        BalancerKind::Cfs { newidle, active } => {
+        BalancerKind::Cfs {
+            newidle,
+            active,
+            load_idx,
+        } => {
             let mut b = CfsBalancer::new(config.tunables.migration_cost_ns, tick_ns);
             b.newidle_gate = newidle;
             b.active_balance = active;
+            b.load_idx = load_idx;
             b.cache_hot_buddy = config.features.cache_hot_buddy;
             b.nr_migrate = config.tunables.nr_migrate;
             // SIS_UTIL applies from 6.0 on, so before that it is off by construction.
