@@ -187,7 +187,14 @@ fn a_pipe_pair_traced_without_its_switch_ins_derives_both_directions() {
             .lines()
             .find(|l| l.starts_with(&format!("# sched-pipe-{edge}")))
             .unwrap_or_else(|| panic!("no edge {edge} in\n{toml}"));
-        l.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap()
+        l.split(": ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     // 419 and 417 wakeups each way; without the implied switches nearly all of 568's
     // wakeups of 567 were taken for interrupts (timed sleeps).

@@ -130,14 +130,14 @@ impl CpuLoad {
         }
         self.load[0] = 0;
         const ZERO_AFTER: [u64; CPU_LOAD_IDX_MAX] = [0, 8, 32, 64, 128];
-        for i in 1..CPU_LOAD_IDX_MAX {
+        for (i, load) in self.load.iter_mut().enumerate().skip(1) {
             if n >= ZERO_AFTER[i] {
-                self.load[i] = 0;
+                *load = 0;
                 continue;
             }
             for _ in 0..n {
-                self.load[i] = Self::step(self.load[i], 0, i);
-                if self.load[i] == 0 {
+                *load = Self::step(*load, 0, i);
+                if *load == 0 {
                     break;
                 }
             }

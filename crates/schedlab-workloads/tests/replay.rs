@@ -327,10 +327,22 @@ fn auto_op_cost_takes_the_wakeup_and_switch_work_off_the_bursts_around_them() {
     let t = &d.toml;
     // A's 1 us after waking B (traced onto CPU 1: remote) loses 400 ns; B's 1 us after
     // waking A (no sched_wakeup: taken as local) loses 100 ns.
-    assert!(t.contains("{ op = \"compute\", time = \"0.600us\" }"), "{t}");
-    assert!(t.contains("{ op = \"compute\", time = \"0.900us\" }"), "{t}");
+    assert!(
+        t.contains("{ op = \"compute\", time = \"0.600us\" }"),
+        "{t}"
+    );
+    assert!(
+        t.contains("{ op = \"compute\", time = \"0.900us\" }"),
+        "{t}"
+    );
     // What each runs after it is woken loses the switch: A 10 us (but its first burst,
     // which follows no wakeup), B 20 us.
-    assert!(t.contains("values = [\"9.750us\", \"10us\"], weights = [49, 1]"), "{t}");
-    assert!(t.contains("{ op = \"compute\", time = \"19.750us\" }"), "{t}");
+    assert!(
+        t.contains("values = [\"9.750us\", \"10us\"], weights = [49, 1]"),
+        "{t}"
+    );
+    assert!(
+        t.contains("{ op = \"compute\", time = \"19.750us\" }"),
+        "{t}"
+    );
 }
