@@ -57,17 +57,38 @@ const B: (&str, u32) = ("pong", 101);
 /// `rounds` round trips: A on CPU 0 runs 10 us, wakes B, sleeps 1 us later; B on CPU 1
 /// runs 20 us, wakes A, sleeps.
 fn ping_pong(rounds: u64) -> String {
+    ping_pong_traced(rounds, false)
+}
+
+/// [`ping_pong`]; with `missing_switch_ins` as a 6.18 KVM guest traced it: the idle CPU 1
+/// is woken by an IPI (`sched_wakeup` from the idle task, target CPU 1) and runs B with no
+/// `sched_switch` idle ==> B; B's wakeup of A and its switch out are there.
+fn ping_pong_traced(rounds: u64, missing_switch_ins: bool) -> String {
     let mut t = T::default();
     t.s.push_str("# tracer: nop\n#P:2\n");
     let mut now = 1_000_000_000;
     t.switch(0, now, IDLE0, "R", A);
+    if missing_switch_ins {
+        // CPU 1 is seen going idle first (a CPU never seen could be running anything).
+        t.switch(1, now, ("other", 200), "S", IDLE1);
+    }
     for _ in 0..rounds {
         now += 10_000;
         t.waking(0, now, A, B, 1);
         now += 1_000;
         t.switch(0, now, A, "S", IDLE0);
         now += 2_000;
-        t.switch(1, now, IDLE1, "R", B);
+        if missing_switch_ins {
+            t.line(
+                IDLE1.0,
+                IDLE1.1,
+                1,
+                now,
+                "sched_wakeup: comm=pong pid=101 prio=120 target_cpu=001",
+            );
+        } else {
+            t.switch(1, now, IDLE1, "R", B);
+        }
         now += 20_000;
         t.waking(1, now, B, A, 0);
         now += 1_000;
@@ -259,45 +280,10 @@ fn an_empty_trace_is_an_error() {
     assert!(e.to_string().contains("no sched_switch"), "{e}");
 }
 
-/// The ping-pong of [`ping_pong`] as a 6.18 KVM guest traced it: the idle CPU 1 is woken
-/// by an IPI (`sched_wakeup` from the idle task, target CPU 1) and runs B with no
-/// `sched_switch` idle ==> B; B's wakeup of A and its switch out are there.
-fn ping_pong_missing_switch_ins(rounds: u64) -> String {
-    let mut t = T::default();
-    t.s.push_str("# tracer: nop\n#P:2\n");
-    let mut now = 1_000_000_000;
-    t.switch(0, now, IDLE0, "R", A);
-    // CPU 1 is seen going idle first (a CPU never seen could be running anything).
-    t.switch(1, now, ("other", 200), "S", IDLE1);
-    for _ in 0..rounds {
-        now += 10_000;
-        t.waking(0, now, A, B, 1);
-        now += 1_000;
-        t.switch(0, now, A, "S", IDLE0);
-        now += 2_000;
-        t.line(
-            IDLE1.0,
-            IDLE1.1,
-            1,
-            now,
-            "sched_wakeup: comm=pong pid=101 prio=120 target_cpu=001",
-        );
-        now += 20_000;
-        t.waking(1, now, B, A, 0);
-        now += 1_000;
-        t.switch(1, now, B, "S", IDLE1);
-        now += 2_000;
-        t.switch(0, now, IDLE0, "R", A);
-    }
-    now += 5_000;
-    t.switch(0, now, A, "S", IDLE0);
-    t.s
-}
-
 #[test]
 fn a_switch_in_missing_after_a_wakeup_onto_an_idle_cpu_is_implied() {
     let d = derive_reader(
-        ping_pong_missing_switch_ins(50).as_bytes(),
+        ping_pong_traced(50, true).as_bytes(),
         &opts(Model::Empirical),
     )
     .unwrap();
@@ -312,7 +298,7 @@ fn a_switch_in_missing_after_a_wakeup_onto_an_idle_cpu_is_implied() {
     let cpu: Vec<u64> = d.tasks.iter().map(|t| t.cpu_ns).collect();
     assert_eq!(cpu, vec![50 * 11_000 + 5_000, 50 * 21_000]);
     // The real side of `replay check` counts it the same way.
-    let trace = schedlab_trace::parse_ftrace_text(&ping_pong_missing_switch_ins(50)).unwrap();
+    let trace = schedlab_trace::parse_ftrace_text(&ping_pong_traced(50, true)).unwrap();
     let by_pid = schedlab_workloads::replay::cpu_by_pid(&trace);
     assert_eq!(by_pid.get(&101), Some(&(50 * 21_000)));
 }
@@ -323,7 +309,7 @@ fn auto_op_cost_takes_the_wakeup_and_switch_work_off_the_bursts_around_them() {
     // Local 100 ns, remote 400 ns; 250 ns per switch into a woken task.
     o.wake_cost_ns = (100, 400);
     o.switch_cost_ns = 250;
-    let d = derive_reader(ping_pong_missing_switch_ins(50).as_bytes(), &o).unwrap();
+    let d = derive_reader(ping_pong_traced(50, true).as_bytes(), &o).unwrap();
     let t = &d.toml;
     // A's 1 us after waking B (traced onto CPU 1: remote) loses 400 ns; B's 1 us after
     // waking A (no sched_wakeup: taken as local) loses 100 ns.
