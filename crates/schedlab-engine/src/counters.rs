@@ -35,6 +35,12 @@ pub struct Counters {
     pub wakeups_by_ksoftirqd: u64,
     /// Loopback deliveries left to `ksoftirqd` instead of run at the end of the send.
     pub softirq_deferred: u64,
+    /// TCP ACKs sent at once from the receive softirq (quickack, or a full segment unacked).
+    pub tcp_acks_now: u64,
+    /// TCP ACKs sent by the delayed-ACK timer.
+    pub tcp_acks_delayed: u64,
+    /// Delayed TCP ACKs carried on the receiver's next data instead.
+    pub tcp_acks_carried: u64,
     /// Time wakers kept running after a remote wakeup's IPI left, until they blocked, ns.
     pub overlap_ns: u64,
     /// Cost of shared objects' cache lines moving between CPUs, ns, by class
@@ -136,6 +142,9 @@ impl Default for Counters {
             ksoftirqd_wakeups: 0,
             wakeups_by_ksoftirqd: 0,
             softirq_deferred: 0,
+            tcp_acks_now: 0,
+            tcp_acks_delayed: 0,
+            tcp_acks_carried: 0,
             forks: 0,
             migrations_wake: 0,
             migrations_balance: 0,
@@ -211,6 +220,12 @@ impl Counters {
                 self.wakeups_softirq,
                 self.wakeups_nonsync,
                 self.softirq_ns as f64 / 1e6
+            ));
+        }
+        if self.tcp_acks_now + self.tcp_acks_delayed + self.tcp_acks_carried > 0 {
+            s.push_str(&format!(
+                "tcp acks: sent at once {}, by the delayed-ack timer {}, carried on data {}\n",
+                self.tcp_acks_now, self.tcp_acks_delayed, self.tcp_acks_carried
             ));
         }
         if self.ksoftirqd_wakeups > 0 {

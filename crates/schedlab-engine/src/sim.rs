@@ -72,6 +72,7 @@ mod lifecycle;
 mod queue;
 mod softirq;
 mod switch;
+mod tcp_ack;
 mod tick;
 // The initial utilisation of a forked task (post_init_entity_util_avg).
 mod util_init;
@@ -173,6 +174,8 @@ pub struct Simulation {
     in_softirq: bool,
     /// Softirq backlogs and `ksoftirqd` threads (`sim/softirq.rs`).
     softirq: softirq::Softirqs,
+    /// ACK state of each TCP channel's receiving socket (`sim/tcp_ack.rs`).
+    tcp_ack: Vec<tcp_ack::AckState>,
     op_extra_cost: f64,
     token: Vec<bool>,
     balance_out: BalanceOut,
@@ -335,6 +338,7 @@ impl Simulation {
             executing: None,
             in_softirq: false,
             softirq: softirq::Softirqs::new(n, workload.specs.len()),
+            tcp_ack: Vec::new(),
             op_extra_cost: 0.0,
             token: Vec::new(),
             balance_out: BalanceOut::default(),
@@ -507,6 +511,7 @@ impl Simulation {
                     self.try_to_wake_up(t, None, cpu, wake_flags::TTWU);
                 }
             }
+            Event::DelayedAck { ch, g_n } => self.tcp_delack_timer(ch as usize, g_n),
             Event::Stop => self.end = Some(EndReason::TimeUp),
         }
     }

@@ -192,6 +192,9 @@ pub struct Task {
     /// When the IPI of this task's last remote wakeup left ([`crate::time::NEVER`] when
     /// none is open): from then until this task blocks, both sides run at once (overlap).
     pub overlap_since: Time,
+    /// The TCP channel this task last received from: its next TCP send carries that
+    /// socket's ACK (`sim/tcp_ack.rs`).
+    pub tcp_in: Option<u32>,
 }
 
 /// Idle or not, from the CPU's point of view.

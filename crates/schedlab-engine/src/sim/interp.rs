@@ -6,7 +6,7 @@ use super::contention::Object;
 use super::cost::Distance;
 use super::queue::Event;
 use crate::dist::Dist;
-use crate::ipc::{RecvOutcome, SendOutcome};
+use crate::ipc::{ChannelKind, RecvOutcome, SendOutcome};
 use crate::policy::wake_flags;
 use crate::state::{TaskState, WaitOn};
 use crate::task::{LockRef, Op, Slot, TaskId, WAKE_ALL};
@@ -154,7 +154,13 @@ impl Simulation {
                 Op::Send { ch, bytes } => {
                     let n = self.sample(bytes);
                     let kind = self.channels[*ch].kind;
-                    match self.channels[*ch].try_send(n, cpu, self.now) {
+                    let tcp = matches!(kind, ChannelKind::Tcp { .. });
+                    let sent = self.channels[*ch].try_send(n, cpu, self.now);
+                    if tcp && matches!(sent, SendOutcome::Sent { .. }) {
+                        // The data carries the ACK this task's last receive owes.
+                        self.tcp_reply_sent(t);
+                    }
+                    match sent {
                         SendOutcome::Sent { .. }
                             if kind.is_loopback() && self.softirq_deferred(cpu) =>
                         {
@@ -189,6 +195,10 @@ impl Simulation {
                             if wake_reader && let Some(r) = self.channels[*ch].readers.pop_front() {
                                 let rule = self.cfg.wake.reader(kind);
                                 self.wake_by_rule(r, t, cpu, rule);
+                            }
+                            if tcp {
+                                // After the wakeup the receive softirq decides the ACK.
+                                self.op_extra_cost += self.tcp_segment_received(*ch, cpu, n) as f64;
                             }
                             if kind.is_loopback() {
                                 // The softirq ran over the end of the pre-wake work.
@@ -225,6 +235,9 @@ impl Simulation {
                         // A receive that slept paid its entry before.
                         let paid = std::mem::take(&mut self.tasks[t].syscall_entered);
                         let enter = if paid { 0.0 } else { entry };
+                        if matches!(self.channels[*ch].kind, ChannelKind::Tcp { .. }) {
+                            self.tasks[t].tcp_in = Some(*ch as u32);
+                        }
                         self.op_extra_cost += enter
                             + lines
                             + exit

@@ -101,6 +101,7 @@ impl Simulation {
             avg_overlap: 0,
             last_wakeup_ts: 0,
             syscall_entered: false,
+            tcp_in: None,
             overlap_since: crate::time::NEVER,
         };
         // New tasks start with a full load contribution (PELT init: load_avg = weight).

@@ -35,6 +35,8 @@ pub(super) enum Event {
     CpuReady { cpu: u32, g_n: u32 },
     /// A sleep/timer of `task` expires.
     Timer { task: u32, g_n: u32 },
+    /// The delayed-ACK timer of TCP channel `ch` (`sim/tcp_ack.rs`).
+    DelayedAck { ch: u32, g_n: u32 },
     /// The run's time is up.
     Stop,
 }
@@ -49,6 +51,7 @@ impl Event {
             Event::CpuReady { cpu, .. } => 4 << 40 | cpu as u64,
             Event::Timer { task, .. } => 5 << 40 | task as u64,
             Event::Stop => 6 << 40,
+            Event::DelayedAck { ch, .. } => 7 << 40 | ch as u64,
         }
     }
 }

@@ -136,7 +136,13 @@ impl Simulation {
             let ch = ch as usize;
             cost += delivery as f64;
             self.counters.softirq_ns += delivery;
+            // The message revealed is the oldest one still hidden.
+            let q = &self.channels[ch].queue;
+            let bytes = q
+                .get(q.len() - self.channels[ch].hidden as usize)
+                .map_or(0, |m| m.bytes);
             self.channels[ch].hidden -= 1;
+            cost += self.tcp_segment_received(ch, cpu, bytes) as f64;
             let kind = self.channels[ch].kind;
             if let Some(r) = self.channels[ch].readers.pop_front() {
                 let rule = self.cfg.wake.reader(kind);
