@@ -179,8 +179,8 @@ fn derive(f: &DeriveFlags, profile: &MachineProfile) -> Result<Derived> {
     };
     let path = &f.trace;
     let d = if is_perfetto(path) {
-        let trace = schedlab_trace::perfetto::read_perfetto_file(path)?;
-        replay::derive_trace(&trace, &opts)
+        let (trace, stats) = schedlab_trace::perfetto::read_perfetto_file_with_stats(path)?;
+        replay::derive_trace(&trace, &stats, &opts)
     } else {
         replay::derive_reader(open_text(path)?, &opts)
     }
