@@ -35,7 +35,8 @@ schedlab replay check run.txt -t 1n1l2c1t -v linux-6.12")]
 #[derive(Args, Debug, Clone)]
 pub struct DeriveFlags {
     /// The trace: ftrace text (`schedlab host capture`'s .txt, tracefs `trace`, `trace-cmd
-    /// report`, `perf script`), or a Perfetto file (.pftrace) as schedlab writes them.
+    /// report`, `perf script`), or a Perfetto file (.pftrace): schedlab's, or one `traced`
+    /// recorded with the sched ftrace events (compact sched encoding included).
     pub trace: PathBuf,
     /// Burst and sleep lengths inside loops: as recorded (a choice over them) or a fitted
     /// lognormal.
