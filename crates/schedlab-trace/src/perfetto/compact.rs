@@ -1,6 +1,6 @@
 //! Decoding `FtraceEventBundle.compact_sched`: the encoding `traced` uses for sched_switch
 //! and sched_waking when the trace config sets `ftrace_config { compact_sched { enabled:
-//! true } }` (the default in recent Perfetto releases).
+//! true } }` (the default since Perfetto v42, per `ftrace_config.proto`).
 //!
 //! A bundle carries its CPU's switches and wakings as parallel packed arrays, one entry per
 //! event, timestamps delta-encoded within the bundle, comms as indices into the bundle's
