@@ -35,7 +35,8 @@ schedlab replay check run.txt -t 1n1l2c1t -v linux-6.12")]
 #[derive(Args, Debug, Clone)]
 pub struct DeriveFlags {
     /// The trace: ftrace text (`schedlab host capture`'s .txt, tracefs `trace`, `trace-cmd
-    /// report`, `perf script`), or a Perfetto file (.pftrace) as schedlab writes them.
+    /// report`, `perf script`), or a Perfetto file (.pftrace): schedlab's, or one `traced`
+    /// recorded with the sched ftrace events (compact sched encoding included).
     pub trace: PathBuf,
     /// Burst and sleep lengths inside loops: as recorded (a choice over them) or a fitted
     /// lognormal.
@@ -189,8 +190,8 @@ fn derive(f: &DeriveFlags, profile: &MachineProfile) -> Result<Derived> {
     };
     let path = &f.trace;
     let d = if is_perfetto(path) {
-        let trace = schedlab_trace::perfetto::read_perfetto_file(path)?;
-        replay::derive_trace(&trace, &opts)
+        let (trace, stats) = schedlab_trace::perfetto::read_perfetto_file_with_stats(path)?;
+        replay::derive_trace(&trace, &stats, &opts)
     } else {
         replay::derive_reader(open_text(path)?, &opts)
     }

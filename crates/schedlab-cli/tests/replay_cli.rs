@@ -226,3 +226,74 @@ fn a_pipe_pair_traced_without_its_switch_ins_derives_both_directions() {
     let replayed: f64 = local.split_whitespace().nth(4).unwrap().parse().unwrap();
     assert!(replayed < 50.0, "{local}");
 }
+
+/// The derived file without the lines that name its source, and without `drop`.
+fn body(toml: &str, drop: &str) -> String {
+    toml.lines()
+        .filter(|l| {
+            !l.starts_with("# Derived by")
+                && !l.starts_with("name = \"perf-pipe")
+                && !l.starts_with("description = ")
+                && !l.contains(drop)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_compact_sched_perfetto_trace_derives_the_same_workload_as_its_text() {
+    // perf-pipe.pftrace is perf-pipe.txt.gz in `traced`'s compact sched encoding (see the
+    // fixtures' README): the same events, the prev task of each switch left implicit.
+    let dir = tempfile::tempdir().unwrap();
+    let (pf, txt) = (dir.path().join("pf.toml"), dir.path().join("txt.toml"));
+    let note = derive("perf-pipe.pftrace", "sched-pipe", &pf);
+    derive("perf-pipe.txt.gz", "sched-pipe", &txt);
+    assert!(
+        note.contains("2 tasks") && note.contains("from 1034 events"),
+        "{note}"
+    );
+    // The one thing the encoding loses: what ran before each CPU's first switch.
+    assert!(
+        note.contains("warning: 2 CPUs begin with a compact sched_switch"),
+        "{note}"
+    );
+    let (pf, txt) = (
+        std::fs::read_to_string(&pf).unwrap(),
+        std::fs::read_to_string(&txt).unwrap(),
+    );
+    assert!(pf.contains("[[task]]\nname = \"sched-pipe-30775\""), "{pf}");
+    assert!(pf.contains("[[task]]\nname = \"sched-pipe-30777\""), "{pf}");
+    assert_eq!(
+        body(&pf, "CPUs begin with a compact sched_switch"),
+        body(&txt, "CPUs begin with a compact sched_switch")
+    );
+}
+
+#[test]
+fn perfetto_lost_events_and_a_cut_off_file_are_warned_about_as_for_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = std::fs::read(fixture("perf-pipe.pftrace")).unwrap();
+    // An end-of-trace FtraceStats packet after the fixture's own: CPU 0 overran by 7.
+    // Trace.packet { ftrace_stats (34) { phase END (2), cpu_stats { cpu 0, overrun 7 } } }
+    let stats = [
+        0x0a, 0x0b, 0x92, 0x02, 0x08, 0x08, 0x02, 0x12, 0x04, 0x08, 0x00, 0x18, 0x07,
+    ];
+    let lost = dir.path().join("lost.pftrace");
+    std::fs::write(&lost, [fixture.as_slice(), &stats].concat()).unwrap();
+    let cut = dir.path().join("cut.pftrace");
+    std::fs::write(&cut, &fixture[..fixture.len() / 2]).unwrap();
+    for (path, warning) in [
+        (&lost, "warning: 7 events lost (buffer overruns)"),
+        (&cut, "warning: the trace ends in a cut-off line or packet"),
+    ] {
+        let o = schedlab()
+            .args(["replay", "derive"])
+            .arg(path)
+            .args(["--only", "sched-pipe", "-o"])
+            .arg(dir.path().join("w.toml"))
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && e.contains(warning), "{e}");
+    }
+}

@@ -3,7 +3,8 @@
 //! them short; and it edits Perfetto protobuf traces (the fixtures written by
 //! `write_perfetto`, the seed corpus) byte by byte, with varint-shaped bytes, splices and
 //! cuts, through `decode_perfetto`, `perfetto::dump_text` and the counters of what
-//! decodes. Every input must end in `Ok` or an error, never a panic or an allocation that
+//! decodes; the seeds also hold the compact-sched fixture (`traced`'s encoding, written by
+//! `tests/tools/compact_pftrace.py` with Perfetto's own protos). Every input must end in `Ok` or an error, never a panic or an allocation that
 //! takes the machine. Default case count in the suite; a campaign:
 //! `PROPTEST_CASES=1000000 cargo test --release -p schedlab-trace --test fuzz`.
 
@@ -23,11 +24,18 @@ fn corpus() -> Vec<String> {
     v
 }
 
-/// The text fixtures written as Perfetto protobuf.
+/// The compact-sched fixture of the replay tests.
+fn compact_fixture() -> Vec<u8> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schedlab-cli/tests/fixtures/replay/perf-pipe.pftrace");
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The text fixtures written as Perfetto protobuf, and the compact-sched fixture.
 fn perfetto_corpus() -> &'static [Vec<u8>] {
     static C: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
     C.get_or_init(|| {
-        let v: Vec<Vec<u8>> = corpus()
+        let mut v: Vec<Vec<u8>> = corpus()
             .iter()
             .filter_map(|t| schedlab_trace::parse_ftrace_text(t).ok())
             .map(|t| {
@@ -37,6 +45,12 @@ fn perfetto_corpus() -> &'static [Vec<u8>] {
             })
             .collect();
         assert!(v.len() >= 4);
+        let compact = compact_fixture();
+        assert!(
+            schedlab_trace::perfetto::decode_perfetto_with_stats(&compact)
+                .is_ok_and(|(_, s)| s.compact_switches > 0)
+        );
+        v.push(compact);
         v
     })
 }
@@ -72,7 +86,7 @@ proptest! {
             }
         }
         b.truncate(cut % (b.len() + 1) + if cut % 2 == 0 { b.len() } else { 0 });
-        if let Ok(t) = schedlab_trace::decode_perfetto(&b) {
+        if let Ok((t, _)) = schedlab_trace::perfetto::decode_perfetto_with_stats(&b) {
             let _ = schedlab_trace::counters(&t);
         }
         let _ = schedlab_trace::perfetto::dump_text(&b);

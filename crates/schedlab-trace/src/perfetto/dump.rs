@@ -89,13 +89,33 @@ pub fn dump_text(bytes: &[u8]) -> Result<String, TraceError> {
                     }
                 }
             }
+            Some(PacketData::FtraceStats(fs)) => {
+                let _ = writeln!(s, " ftrace_stats phase={}", opt(fs.phase));
+                for c in &fs.cpu_stats {
+                    let _ = writeln!(
+                        s,
+                        "  cpu={} overrun={} commit_overrun={} dropped_events={}",
+                        opt(c.cpu),
+                        opt(c.overrun),
+                        opt(c.commit_overrun),
+                        opt(c.dropped_events)
+                    );
+                }
+            }
             Some(PacketData::FtraceEvents(b)) => {
-                let _ = writeln!(
+                let _ = write!(
                     s,
                     " ftrace_events cpu={} events={}",
                     opt(b.cpu),
                     b.event.len()
                 );
+                if b.lost_events == Some(true) {
+                    s.push_str(" lost_events");
+                }
+                s.push('\n');
+                if let Some(cs) = &b.compact_sched {
+                    dump_compact(&mut s, cs);
+                }
                 for fe in &b.event {
                     let _ = write!(s, "  ts={} pid={} ", opt(fe.timestamp), opt(fe.pid));
                     dump_ftrace(&mut s, fe);
@@ -105,6 +125,30 @@ pub fn dump_text(bytes: &[u8]) -> Result<String, TraceError> {
         }
     }
     Ok(s)
+}
+
+/// The compact arrays as they are stored (timestamps still delta-encoded).
+fn dump_compact(s: &mut String, cs: &proto::CompactSched) {
+    let _ = writeln!(s, "  compact_sched intern_table={:?}", cs.intern_table);
+    let _ = writeln!(
+        s,
+        "  compact switch_timestamp={:?} switch_prev_state={:?} switch_next_pid={:?} switch_next_prio={:?} switch_next_comm_index={:?}",
+        cs.switch_timestamp,
+        cs.switch_prev_state,
+        cs.switch_next_pid,
+        cs.switch_next_prio,
+        cs.switch_next_comm_index
+    );
+    let _ = writeln!(
+        s,
+        "  compact waking_timestamp={:?} waking_pid={:?} waking_target_cpu={:?} waking_prio={:?} waking_comm_index={:?} waking_common_flags={:?}",
+        cs.waking_timestamp,
+        cs.waking_pid,
+        cs.waking_target_cpu,
+        cs.waking_prio,
+        cs.waking_comm_index,
+        cs.waking_common_flags
+    );
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -169,6 +213,13 @@ fn dump_ftrace(s: &mut String, fe: &FtraceEvent) {
             opt(e.parent_pid),
             optc(&e.child_comm),
             opt(e.child_pid)
+        ),
+        Some(Fe::SchedProcessFree(e)) => write!(
+            s,
+            "sched_process_free comm={} pid={} prio={}",
+            optc(&e.comm),
+            opt(e.pid),
+            opt(e.prio)
         ),
         Some(Fe::SchedProcessExit(e)) => write!(
             s,

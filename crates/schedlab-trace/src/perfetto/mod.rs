@@ -1,5 +1,5 @@
 //! Native Perfetto protobuf output (`.pftrace`) and a decoder for the subset we
-//! write.
+//! write and for the sched events `traced` records (compact sched included).
 //!
 //! Why native protobuf rather than JSON or text: Trace Processor turns ftrace
 //! `sched_switch` / `sched_waking` events into CPU tracks and per-thread
@@ -385,6 +385,8 @@ pub fn write_perfetto(trace: &Trace, w: &mut impl Write) -> io::Result<()> {
                 PacketData::FtraceEvents(FtraceEventBundle {
                     cpu: Some(cpu),
                     event,
+                    lost_events: None,
+                    compact_sched: None,
                 }),
             ))?;
         }
@@ -513,19 +515,25 @@ pub fn write_perfetto_file(trace: &Trace, path: &Path) -> Result<(), TraceError>
     crate::write_file(path, |w| write_perfetto(trace, w))
 }
 
-/// Reads a Perfetto file written by [`write_perfetto`] (or any trace with
-/// ftrace sched events in this subset) back into a [`Trace`].
+/// Reads a Perfetto file (one written by [`write_perfetto`], or a `traced` recording of
+/// ftrace sched events, see [`decode_perfetto_with_stats`]) into a [`Trace`].
 pub fn read_perfetto_file(path: &Path) -> Result<Trace, TraceError> {
+    read_perfetto_file_with_stats(path).map(|(t, _)| t)
+}
+
+/// [`read_perfetto_file`], with what the trace says was lost.
+pub fn read_perfetto_file_with_stats(path: &Path) -> Result<(Trace, DecodeStats), TraceError> {
     let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    decode_perfetto(&bytes).map_err(|e| e.in_file(path))
+    decode_perfetto_with_stats(&bytes).map_err(|e| e.in_file(path))
 }
 
+mod compact;
 mod decode;
 mod dump;
-pub use decode::decode_perfetto;
+pub use decode::{DecodeStats, decode_perfetto, decode_perfetto_with_stats};
 pub use dump::dump_text;
 
 #[cfg(test)]
@@ -574,6 +582,8 @@ mod tests {
                         target_cpu: Some(0),
                     })),
                 }],
+                lost_events: None,
+                compact_sched: None,
             })),
         };
         let bytes = proto::Trace { packet: vec![p] }.encode_to_vec();

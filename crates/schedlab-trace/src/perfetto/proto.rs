@@ -10,10 +10,19 @@
 //!   `sequence_flags` 13 (`SEQ_INCREMENTAL_STATE_CLEARED` = 1,
 //!   `SEQ_NEEDS_INCREMENTAL_STATE` = 2), `track_descriptor` 60, `cpu_info` 67,
 //!   `first_packet_on_sequence` 87
-//! * `ftrace/ftrace_event_bundle.proto` — `cpu` 1, `event` 2
+//! * `ftrace/ftrace_event_bundle.proto` — `cpu` 1, `event` 2, `lost_events` 3,
+//!   `compact_sched` 4 (`CompactSched`: `switch_timestamp` 1, `switch_prev_state` 2,
+//!   `switch_next_pid` 3, `switch_next_prio` 4, `intern_table` 5,
+//!   `switch_next_comm_index` 6, `waking_timestamp` 7, `waking_pid` 8,
+//!   `waking_target_cpu` 9, `waking_prio` 10, `waking_comm_index` 11,
+//!   `waking_common_flags` 12, all packed)
+//! * `ftrace/ftrace_stats.proto` — `FtraceStats` (`TracePacket.ftrace_stats` 34):
+//!   `phase` 1 (`START_OF_TRACE` = 1, `END_OF_TRACE` = 2), `cpu_stats` 2;
+//!   `FtraceCpuStats`: `cpu` 1, `overrun` 3, `commit_overrun` 4, `dropped_events` 8
 //! * `ftrace/ftrace_event.proto` — `timestamp` 1, `pid` 2, `sched_switch` 4,
 //!   `sched_wakeup` 17, `sched_waking` 20, `sched_wakeup_new` 114,
-//!   `sched_process_exit` 238, `sched_process_fork` 239, `sched_migrate_task` 491
+//!   `sched_process_exit` 238, `sched_process_fork` 239, `sched_process_free` 240,
+//!   `sched_migrate_task` 491
 //! * `ftrace/sched.proto` — the `Sched*FtraceEvent` messages below
 //! * `ps/process_tree.proto` — `ProcessTree`, `.Process`, `.Thread`
 //! * `system_info/cpu_info.proto` — `CpuInfo.cpus` 1, `Cpu.processor` 1
@@ -24,7 +33,9 @@
 //!   `int_value` 4, `string_value` 6)
 //!
 //! Every number was checked against the protos and against the descriptors in
-//! the `perfetto` 0.59.1 PyPI package (`perfetto_trace_pb2`). Messages contain
+//! the `perfetto` 0.59.1 PyPI package (`perfetto_trace_pb2`); the compact-sched and
+//! ftrace-stats ones against the protos at Perfetto commit ec5d16b (2026-08), and the
+//! committed compact fixture is written with `perfetto_trace_pb2`. Messages contain
 //! only the fields we use; unknown fields in foreign traces are skipped by prost.
 //! Oneofs that we only ever set one member of are modelled as plain optional
 //! fields (wire-identical).
@@ -55,7 +66,7 @@ pub struct TracePacket {
     #[prost(bool, optional, tag = "87")]
     pub first_packet_on_sequence: Option<bool>,
     /// The payload (`oneof data`).
-    #[prost(oneof = "PacketData", tags = "1, 2, 11, 60, 67")]
+    #[prost(oneof = "PacketData", tags = "1, 2, 11, 34, 60, 67")]
     pub data: Option<PacketData>,
 }
 
@@ -76,6 +87,9 @@ pub enum PacketData {
     /// A track event (our placement annotations).
     #[prost(message, tag = "11")]
     TrackEvent(TrackEvent),
+    /// Kernel ring-buffer counters at the start and end of the trace (lost events).
+    #[prost(message, tag = "34")]
+    FtraceStats(FtraceStats),
     /// A track definition.
     #[prost(message, tag = "60")]
     TrackDescriptor(TrackDescriptor),
@@ -93,6 +107,90 @@ pub struct FtraceEventBundle {
     /// The events, in time order.
     #[prost(message, repeated, tag = "2")]
     pub event: Vec<FtraceEvent>,
+    /// The kernel overwrote events of this CPU (how many is not said) since the
+    /// previous read of its buffer.
+    #[prost(bool, optional, tag = "3")]
+    pub lost_events: Option<bool>,
+    /// sched_switch / sched_waking in the compact encoding (`traced` with
+    /// `ftrace_config.compact_sched.enabled`), see `super::compact`.
+    #[prost(message, optional, tag = "4")]
+    pub compact_sched: Option<CompactSched>,
+}
+
+/// `perfetto.protos.FtraceEventBundle.CompactSched`: the bundle's sched_switch and
+/// sched_waking events as parallel arrays, one entry per event. A switch stores only
+/// its next task; its prev task is the previous switch's next task on the same CPU.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CompactSched {
+    /// Switch times: the first absolute, each next one a delta to its predecessor.
+    #[prost(uint64, repeated, tag = "1")]
+    pub switch_timestamp: Vec<u64>,
+    /// Kernel task-state bits of the task switched out.
+    #[prost(int64, repeated, tag = "2")]
+    pub switch_prev_state: Vec<i64>,
+    /// Pid of the task switched in.
+    #[prost(int32, repeated, tag = "3")]
+    pub switch_next_pid: Vec<i32>,
+    /// Its priority.
+    #[prost(int32, repeated, tag = "4")]
+    pub switch_next_prio: Vec<i32>,
+    /// The bundle's distinct comm strings.
+    #[prost(string, repeated, tag = "5")]
+    pub intern_table: Vec<String>,
+    /// Index into `intern_table` of the next task's comm.
+    #[prost(uint32, repeated, tag = "6")]
+    pub switch_next_comm_index: Vec<u32>,
+    /// Waking times, delta-encoded as `switch_timestamp`.
+    #[prost(uint64, repeated, tag = "7")]
+    pub waking_timestamp: Vec<u64>,
+    /// Pid of the woken task.
+    #[prost(int32, repeated, tag = "8")]
+    pub waking_pid: Vec<i32>,
+    /// CPU it was placed on.
+    #[prost(int32, repeated, tag = "9")]
+    pub waking_target_cpu: Vec<i32>,
+    /// Its priority.
+    #[prost(int32, repeated, tag = "10")]
+    pub waking_prio: Vec<i32>,
+    /// Index into `intern_table` of its comm.
+    #[prost(uint32, repeated, tag = "11")]
+    pub waking_comm_index: Vec<u32>,
+    /// The events' `common_flags` (irq context etc.; absent in older traces; unused).
+    #[prost(uint32, repeated, tag = "12")]
+    pub waking_common_flags: Vec<u32>,
+}
+
+/// `FtraceStats.Phase.START_OF_TRACE`.
+pub const FTRACE_STATS_START: i32 = 1;
+/// `FtraceStats.Phase.END_OF_TRACE`.
+pub const FTRACE_STATS_END: i32 = 2;
+
+/// `perfetto.protos.FtraceStats` (subset): written at the start and at the end.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FtraceStats {
+    /// [`FTRACE_STATS_START`] or [`FTRACE_STATS_END`].
+    #[prost(int32, optional, tag = "1")]
+    pub phase: Option<i32>,
+    /// One entry per CPU.
+    #[prost(message, repeated, tag = "2")]
+    pub cpu_stats: Vec<FtraceCpuStats>,
+}
+
+/// `perfetto.protos.FtraceCpuStats` (subset): the kernel's `per_cpu/cpuN/stats`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FtraceCpuStats {
+    /// The CPU.
+    #[prost(uint64, optional, tag = "1")]
+    pub cpu: Option<u64>,
+    /// Events overwritten in the ring buffer since tracing was enabled.
+    #[prost(uint64, optional, tag = "3")]
+    pub overrun: Option<u64>,
+    /// Events dropped because the buffer was full while being written (commit overrun).
+    #[prost(uint64, optional, tag = "4")]
+    pub commit_overrun: Option<u64>,
+    /// New events refused because the buffer was full (non-overwrite mode).
+    #[prost(uint64, optional, tag = "8")]
+    pub dropped_events: Option<u64>,
 }
 
 /// `perfetto.protos.FtraceEvent` (subset).
@@ -105,7 +203,7 @@ pub struct FtraceEvent {
     #[prost(uint32, optional, tag = "2")]
     pub pid: Option<u32>,
     /// The event payload (`oneof event`).
-    #[prost(oneof = "FtraceEventData", tags = "4, 17, 20, 114, 238, 239, 491")]
+    #[prost(oneof = "FtraceEventData", tags = "4, 17, 20, 114, 238, 239, 240, 491")]
     pub event: Option<FtraceEventData>,
 }
 
@@ -130,6 +228,9 @@ pub enum FtraceEventData {
     /// `sched_process_fork`.
     #[prost(message, tag = "239")]
     SchedProcessFork(SchedProcessForkFtraceEvent),
+    /// `sched_process_free` (no event of ours; its comm names the pid).
+    #[prost(message, tag = "240")]
+    SchedProcessFree(SchedProcessFreeFtraceEvent),
     /// `sched_migrate_task`.
     #[prost(message, tag = "491")]
     SchedMigrateTask(SchedMigrateTaskFtraceEvent),
@@ -272,6 +373,20 @@ pub struct SchedProcessExitFtraceEvent {
     pub tgid: Option<i32>,
     /// Its priority.
     #[prost(int32, optional, tag = "4")]
+    pub prio: Option<i32>,
+}
+
+/// `perfetto.protos.SchedProcessFreeFtraceEvent`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SchedProcessFreeFtraceEvent {
+    /// Name of the task whose memory is freed.
+    #[prost(string, optional, tag = "1")]
+    pub comm: Option<String>,
+    /// Its pid.
+    #[prost(int32, optional, tag = "2")]
+    pub pid: Option<i32>,
+    /// Its priority.
+    #[prost(int32, optional, tag = "3")]
     pub prio: Option<i32>,
 }
 

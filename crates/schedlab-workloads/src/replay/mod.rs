@@ -95,11 +95,14 @@ pub enum ReplayError {
 /// Counts of what the trace lacked or contradicted; each non-zero count is a warning.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Warnings {
-    /// Events the kernel dropped (`[LOST N EVENTS]`).
+    /// Events the kernel dropped (`[LOST N EVENTS]`; in a Perfetto trace, the growth of
+    /// the ring buffers' overrun counters in its `FtraceStats`).
     pub lost_events: u64,
+    /// Perfetto ftrace bundles that follow a loss of events whose count is not recorded.
+    pub lost_bundles: u64,
     /// Per-CPU buffers that wrapped (`buffer started` lines).
     pub buffer_started: u64,
-    /// The last line was cut off.
+    /// The last line (or Perfetto packet) was cut off.
     pub truncated: bool,
     /// Events earlier than one before them.
     pub out_of_order: u64,
@@ -119,6 +122,11 @@ pub struct Warnings {
     pub cpus_beyond_header: u64,
     /// CPUs the header declared that no event mentions (offline, or idle throughout).
     pub cpus_silent: u64,
+    /// Perfetto compact sched_switches with no earlier switch on their CPU (its first):
+    /// the task switched out is not recorded, read as idle.
+    pub compact_no_prev: u64,
+    /// Perfetto compact sched bundles that are malformed, decoded up to the fault.
+    pub compact_malformed: u64,
 }
 
 impl Warnings {
@@ -131,6 +139,12 @@ impl Warnings {
                 self.lost_events
             ));
         }
+        if self.lost_bundles > 0 {
+            v.push(format!(
+                "{} Perfetto ftrace bundles follow events the kernel lost (how many is not recorded): bursts and edges around them are wrong; capture with a larger buffer",
+                self.lost_bundles
+            ));
+        }
         if self.buffer_started > 0 {
             v.push(format!(
                 "{} per-CPU buffers wrapped: those CPUs' early events are missing",
@@ -138,7 +152,10 @@ impl Warnings {
             ));
         }
         if self.truncated {
-            v.push("the trace ends in a cut-off line (truncated file): derived up to it".into());
+            v.push(
+                "the trace ends in a cut-off line or packet (truncated file): derived up to it"
+                    .into(),
+            );
         }
         if self.out_of_order > 0 {
             v.push(format!(
@@ -180,6 +197,18 @@ impl Warnings {
             v.push(format!(
                 "{} CPUs of the header never appear (offline or hotplugged?)",
                 self.cpus_silent
+            ));
+        }
+        if self.compact_no_prev > 0 {
+            v.push(format!(
+                "{} CPUs begin with a compact sched_switch, which does not record the task switched out: read as idle, so that task's CPU time before it is not counted",
+                self.compact_no_prev
+            ));
+        }
+        if self.compact_malformed > 0 {
+            v.push(format!(
+                "{} compact sched bundles are malformed (arrays of unequal length, a comm index past the intern table): decoded up to the fault",
+                self.compact_malformed
             ));
         }
         v
@@ -270,9 +299,19 @@ pub fn derive_reader(
     finish(pass, &s.threads, s.header_cpus, events, opts)
 }
 
-/// Derives a workload from a trace already in memory (a decoded Perfetto file).
-pub fn derive_trace(trace: &Trace, opts: &DeriveOptions) -> Result<Derived, ReplayError> {
+/// Derives a workload from a trace already in memory (a decoded Perfetto file), with what
+/// its decoding found lost or malformed.
+pub fn derive_trace(
+    trace: &Trace,
+    stats: &schedlab_trace::perfetto::DecodeStats,
+    opts: &DeriveOptions,
+) -> Result<Derived, ReplayError> {
     let mut pass = derive::Pass::default();
+    pass.warn.lost_events = stats.lost_events;
+    pass.warn.lost_bundles = stats.lost_bundles;
+    pass.warn.truncated = stats.truncated;
+    pass.warn.compact_no_prev = stats.compact_no_prev;
+    pass.warn.compact_malformed = stats.compact_malformed;
     let mut order: Vec<&TraceEvent> = trace.events.iter().collect();
     order.sort_by_key(|e| e.ts_ns());
     for ev in &order {
