@@ -23,7 +23,7 @@
 
 use std::path::Path;
 
-use crate::cpulist::{CpuListError, parse_cpu_list, parse_cpu_words};
+use crate::cpulist::{CpuListError, parse_cpu_words, parse_id_list};
 use crate::model::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 use crate::spec::{TopoSpecError, TopologyOptions, clip};
 
@@ -33,8 +33,8 @@ struct NodeCpus {
     line: usize,
 }
 
-fn list_err(file: &str, line: usize, e: CpuListError, what: &str) -> TopoSpecError {
-    let (expected, found) = e.expected_found(what);
+fn list_err(file: &str, line: usize, e: CpuListError, what: &str, noun: &str) -> TopoSpecError {
+    let (expected, found) = e.expected_found(what, noun);
     TopoSpecError::parse(file, line, expected, found)
 }
 
@@ -83,8 +83,8 @@ pub fn parse_numactl(
         .ok_or_else(|| {
             TopoSpecError::parse(file, line, avail_expected, format!("'{}'", clip(first)))
         })?;
-    let node_ids =
-        parse_cpu_list(ids_text).map_err(|e| list_err(file, line, e, "a node list like (0-1)"))?;
+    let node_ids = parse_id_list(ids_text)
+        .map_err(|e| list_err(file, line, e, "a node list like (0-1)", "node"))?;
     if node_ids.len() != count {
         return Err(TopoSpecError::parse(
             file,
@@ -180,7 +180,8 @@ pub fn parse_numactl(
                     "a second one",
                 ));
             }
-            let cpus = parse_cpu_words(cpus).map_err(|e| list_err(file, line, e, "CPU numbers"))?;
+            let cpus =
+                parse_cpu_words(cpus).map_err(|e| list_err(file, line, e, "CPU numbers", "CPU"))?;
             for &c in &cpus {
                 if owner.len() <= c {
                     owner.resize(c + 1, None);
@@ -559,6 +560,17 @@ node 0 1 2
         let e = err(&WESTMERE.replace("available: 2", "available: 3"), &o);
         assert!(
             e.starts_with("f.txt:1: expected 3 node ids in the list, found 2 in (0-1)"),
+            "{e}"
+        );
+        // The node list is a list of node ids: its errors name nodes, not CPUs.
+        let e = err(&WESTMERE.replace("(0-1)", "(0-1,1)"), &o);
+        assert!(
+            e.starts_with("f.txt:1: expected each node listed once, found node 1 twice"),
+            "{e}"
+        );
+        let e = err(&WESTMERE.replace("cpus: 0 1 2", "cpus: 0 0 2"), &o);
+        assert!(
+            e.contains("expected each CPU listed once, found CPU 0 twice"),
             "{e}"
         );
     }

@@ -94,7 +94,7 @@ fn read_online_list(path: &Path, online: &[CpuId]) -> Result<Vec<CpuId>, TopoSpe
 fn read_list(path: &Path) -> Result<Vec<CpuId>, TopoSpecError> {
     let text = read(path)?;
     parse_cpu_list(&text).map_err(|e| {
-        let (expected, found) = e.expected_found("a cpulist like 0-3,8");
+        let (expected, found) = e.expected_found("a cpulist like 0-3,8", "CPU");
         TopoSpecError::parse(&path.display().to_string(), 1, expected, found)
     })
 }
