@@ -132,14 +132,18 @@ pub fn parse_cpu_words(text: &str) -> Result<Vec<CpuId>, CpuListError> {
 mod tests {
     use super::*;
 
+    fn ids(cpus: Vec<CpuId>) -> Vec<usize> {
+        cpus.into_iter().map(CpuId::index).collect()
+    }
+
     #[test]
     fn ranges_and_singles() {
         assert_eq!(
-            parse_cpu_list("0-2,8,10-11\n").unwrap(),
+            ids(parse_cpu_list("0-2,8,10-11\n").unwrap()),
             vec![0, 1, 2, 8, 10, 11]
         );
-        assert_eq!(parse_cpu_list("").unwrap(), Vec::<usize>::new());
-        assert_eq!(parse_cpu_list("5").unwrap(), vec![5]);
+        assert_eq!(ids(parse_cpu_list("").unwrap()), Vec::<usize>::new());
+        assert_eq!(ids(parse_cpu_list("5").unwrap()), vec![5]);
     }
 
     #[test]
@@ -151,7 +155,10 @@ mod tests {
 
     #[test]
     fn words_are_sorted() {
-        assert_eq!(parse_cpu_words(" 20 0 1\t21 ").unwrap(), vec![0, 1, 20, 21]);
+        assert_eq!(
+            ids(parse_cpu_words(" 20 0 1\t21 ").unwrap()),
+            vec![0, 1, 20, 21]
+        );
     }
 
     #[test]

@@ -24,12 +24,13 @@
 use std::path::Path;
 
 use crate::cpulist::{CpuListError, parse_cpu_words, parse_id_list};
+use crate::cpuset::CpuId;
 use crate::model::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 use crate::spec::{TopoSpecError, TopologyOptions, clip};
 
 struct NodeCpus {
     id: usize,
-    cpus: Vec<usize>,
+    cpus: Vec<CpuId>,
     line: usize,
 }
 
@@ -183,8 +184,8 @@ pub fn parse_numactl(
             let cpus =
                 parse_cpu_words(cpus).map_err(|e| list_err(file, line, e, "CPU numbers", "CPU"))?;
             for &c in &cpus {
-                if owner.len() <= c {
-                    owner.resize(c + 1, None);
+                if owner.len() <= c.index() {
+                    owner.resize(c.index() + 1, None);
                 }
                 if let Some((other, ol)) = owner[c] {
                     return Err(TopoSpecError::parse(
@@ -420,9 +421,21 @@ node 0 1
         assert_eq!(t.nr_nodes(), 2);
         assert_eq!(t.nr_llcs(), 2);
         assert_eq!(t.nr_packages(), 2);
-        assert_eq!(t.smt_siblings(0).iter().collect::<Vec<_>>(), vec![0, 20]);
-        assert_eq!(t.smt_siblings(31).iter().collect::<Vec<_>>(), vec![11, 31]);
-        assert_eq!(t.node_span(12).to_list_string(), "10-19,30-39");
+        assert_eq!(
+            t.smt_siblings(CpuId::new(0))
+                .iter()
+                .map(CpuId::index)
+                .collect::<Vec<_>>(),
+            vec![0, 20]
+        );
+        assert_eq!(
+            t.smt_siblings(CpuId::new(31))
+                .iter()
+                .map(CpuId::index)
+                .collect::<Vec<_>>(),
+            vec![11, 31]
+        );
+        assert_eq!(t.node_span(CpuId::new(12)).to_list_string(), "10-19,30-39");
         assert_eq!(t.distances(), &[vec![10, 20], vec![20, 10]]);
     }
 
@@ -440,7 +453,7 @@ node 0 1
         let t = parse_numactl(WESTMERE, "w", &o).unwrap();
         assert_eq!(t.nr_llcs(), 4);
         // Node 0's cores 0-4 form LLC 0: CPUs 0-4 and 20-24.
-        assert_eq!(t.llc_span(0).to_list_string(), "0-4,20-24");
+        assert_eq!(t.llc_span(CpuId::new(0)).to_list_string(), "0-4,20-24");
     }
 
     #[test]
