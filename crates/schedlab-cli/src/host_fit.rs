@@ -24,6 +24,7 @@
 use crate::host_check::sim_side_on;
 use anyhow::{Context, Result};
 use schedlab_engine::MachineProfile;
+use schedlab_topo::CpuId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -48,9 +49,9 @@ pub struct Target {
 
 /// The microbenchmarks of a calibration that the simulator can run (see the module docs).
 pub fn targets(c: &schedlab_host::Calibration) -> Vec<Target> {
-    let a = c.topology.cpus.first().copied().unwrap_or(0);
+    let a = c.topology.cpus.first().copied().unwrap_or(CpuId::new(0));
     let mut t = Vec::new();
-    let pipe = |x: usize, y: usize, threads: bool| {
+    let pipe = |x: CpuId, y: CpuId, threads: bool| {
         format!(
             "pipe:loops={LOOPS},threads={},cpu_a={x},cpu_b={y}",
             if threads { "on" } else { "off" }

@@ -26,6 +26,7 @@ use crate::host_check::{host_side, sim_side};
 use anyhow::Result;
 use schedlab_engine::MachineProfile;
 use schedlab_metrics::BenchResult;
+use schedlab_topo::CpuId;
 use schedlab_trace::analysis::TraceCounters;
 
 /// Headline error a benchmark may have and still count as "within".
@@ -124,8 +125,8 @@ pub fn spread(v: &[f64]) -> f64 {
 /// The suite for a machine whose allowed CPUs are `cpus`, with `far` the CPU farthest from
 /// `cpus[0]` (another node or LLC where there is one). The same list on every run of a
 /// machine: nothing here depends on a measurement.
-pub fn suite(cpus: &[usize], far: usize, quick: bool) -> (Vec<Bench>, Vec<Effect>) {
-    let a = cpus.first().copied().unwrap_or(0);
+pub fn suite(cpus: &[CpuId], far: CpuId, quick: bool) -> (Vec<Bench>, Vec<Effect>) {
+    let a = cpus.first().copied().unwrap_or_default();
     let n = cpus.len().max(1);
     let mut b = Vec::new();
     let mut e = Vec::new();
@@ -409,11 +410,11 @@ impl SuiteOptions {
 }
 
 /// This machine's allowed CPUs and the CPU farthest from the first of them.
-pub fn host_cpus() -> (Vec<usize>, usize) {
-    let all: Vec<usize> = (0..4096).collect();
+pub fn host_cpus() -> (Vec<CpuId>, CpuId) {
+    let all: Vec<CpuId> = CpuId::range(4096).collect();
     let h = schedlab_host::HostCpus::read(std::path::Path::new("/sys"), all);
     let cpus = allowed_cpus().unwrap_or_else(|| h.cpus.clone());
-    let a = cpus.first().copied().unwrap_or(0);
+    let a = cpus.first().copied().unwrap_or_default();
     let far = cpus
         .iter()
         .copied()
@@ -424,7 +425,7 @@ pub fn host_cpus() -> (Vec<usize>, usize) {
 }
 
 /// The CPUs this process may run on, from /proc/self/status.
-fn allowed_cpus() -> Option<Vec<usize>> {
+fn allowed_cpus() -> Option<Vec<CpuId>> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = text.lines().find(|l| l.starts_with("Cpus_allowed_list:"))?;
     schedlab_topo::cpulist::parse_cpu_list(line.split(':').nth(1)?.trim()).ok()
@@ -553,7 +554,7 @@ mod tests {
 
     #[test]
     fn suite_covers_the_listed_benchmarks_and_effects_name_real_rows() {
-        let (b, e) = suite(&[0, 1], 1, false);
+        let (b, e) = suite(&[CpuId::new(0), CpuId::new(1)], CpuId::new(1), false);
         let ids: Vec<&str> = b.iter().map(|x| x.id.as_str()).collect();
         for want in [
             "pipe unpinned",
@@ -580,7 +581,7 @@ mod tests {
         }
         assert!(b[1].spec.contains("cpu_a=0,cpu_b=0") && b[2].spec.contains("cpu_a=0,cpu_b=1"));
         // One CPU: no two-CPU pin, and the quick form is a strict subset of kinds.
-        let (b1, _) = suite(&[0], 0, true);
+        let (b1, _) = suite(&[CpuId::new(0)], CpuId::new(0), true);
         assert!(!b1.iter().any(|x| x.id == "pipe two CPUs"));
     }
 

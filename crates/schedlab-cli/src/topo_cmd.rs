@@ -7,6 +7,7 @@
 //!                               └──────── text summary / --json ─────────┘
 //! ```
 
+use schedlab_topo::CpuId;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -164,7 +165,7 @@ pub fn run(cmd: TopoCmd) -> anyhow::Result<()> {
                     .context("serializing the topology")?;
                 println!("{text}");
             } else {
-                print!("{}", render_text(&t, &sd, cpu));
+                print!("{}", render_text(&t, &sd, CpuId::new(cpu)));
             }
             Ok(())
         }
@@ -208,7 +209,7 @@ fn spaced(s: &CpuSet) -> String {
         .join(" ")
 }
 
-fn render_text(t: &Topology, sd: &SchedDomains, cpu: usize) -> String {
+fn render_text(t: &Topology, sd: &SchedDomains, cpu: CpuId) -> String {
     let mut o = String::new();
     let row = |o: &mut String, k: &str, v: String| {
         let _ = writeln!(o, "{k:<20}{v}");

@@ -7,6 +7,7 @@ use schedlab_engine::{
     CfsBalancer, MachineProfile, PlacementPolicy, SchedConfig, SchedView, SimOptions, Simulation,
     WakeCtx,
 };
+use schedlab_topo::CpuId;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,7 +22,7 @@ impl PlacementPolicy for MiniSis {
         v: &SchedView<'_>,
         _: &mut Hints,
         rec: &mut PlacementRecord,
-    ) -> usize {
+    ) -> CpuId {
         let target = if ctx.sync() && v.nr_running(ctx.waker_cpu) == 1 {
             ctx.waker_cpu
         } else {

@@ -279,7 +279,7 @@ impl CfsBalancer {
         }
         self.planned = vec![Planned::default(); view.nr_cpus()];
         self.cpu_load = vec![CpuLoad::default(); view.nr_cpus()];
-        self.state = (0..view.nr_cpus())
+        self.state = CpuId::range(view.nr_cpus())
             .map(|c| {
                 view.domains()
                     .of(c)
@@ -775,7 +775,7 @@ impl Balancer for CfsBalancer {
             // Each pass sees the moves of the previous ones (the overlay); a CPU that has
             // just been given work is no longer idle and is skipped, as the kernel's
             // nohz_idle_balance skips CPUs that stopped being idle.
-            for c in 0..view.nr_cpus() {
+            for c in CpuId::range(view.nr_cpus()) {
                 if self.idle_at(view, c) {
                     self.rebalance_domains(c, true, view, hints, out);
                 }

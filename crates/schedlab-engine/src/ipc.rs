@@ -199,7 +199,7 @@ impl Channel {
                 }
                 self.queue.push_back(Msg {
                     bytes,
-                    cpu: cpu as u32,
+                    cpu: cpu.index() as u32,
                     time: now,
                     closes,
                 });
@@ -218,7 +218,7 @@ impl Channel {
                 self.used += truesize;
                 self.queue.push_back(Msg {
                     bytes,
-                    cpu: cpu as u32,
+                    cpu: cpu.index() as u32,
                     time: now,
                     closes: 0,
                 });
@@ -241,7 +241,7 @@ impl Channel {
     fn push(&mut self, bytes: u64, cpu: CpuId, now: Time) {
         self.queue.push_back(Msg {
             bytes,
-            cpu: cpu as u32,
+            cpu: cpu.index() as u32,
             time: now,
             closes: 0,
         });
@@ -326,7 +326,7 @@ mod tests {
     fn a_unix_datagram_sender_blocks_above_the_queue_limit_and_a_read_frees_one() {
         let mut c = Channel::new(ChannelKind::unix_dgram());
         let mut n = 0;
-        while let SendOutcome::Sent { wake_reader } = c.try_send(100, 0, 0) {
+        while let SendOutcome::Sent { wake_reader } = c.try_send(100, CpuId::new(0), 0) {
             assert!(wake_reader);
             n += 1;
         }
@@ -336,14 +336,20 @@ mod tests {
             panic!()
         };
         assert_eq!(wake_writers, 1);
-        assert!(matches!(c.try_send(100, 0, 0), SendOutcome::Sent { .. }));
+        assert!(matches!(
+            c.try_send(100, CpuId::new(0), 0),
+            SendOutcome::Sent { .. }
+        ));
     }
 
     #[test]
     fn a_udp_sender_never_blocks() {
         let mut c = Channel::new(ChannelKind::Udp);
         for _ in 0..10_000 {
-            assert!(matches!(c.try_send(1000, 0, 0), SendOutcome::Sent { .. }));
+            assert!(matches!(
+                c.try_send(1000, CpuId::new(0), 0),
+                SendOutcome::Sent { .. }
+            ));
         }
     }
 
@@ -357,7 +363,7 @@ mod tests {
     fn pipe_holds_640_hundred_byte_messages() {
         let mut c = Channel::new(ChannelKind::pipe());
         let mut n = 0;
-        while let SendOutcome::Sent { .. } = c.try_send(100, 0, 0) {
+        while let SendOutcome::Sent { .. } = c.try_send(100, CpuId::new(0), 0) {
             n += 1;
             assert!(n < 10_000);
         }
@@ -367,7 +373,7 @@ mod tests {
             panic!()
         };
         assert_eq!(wake_writers, 0);
-        assert_eq!(c.try_send(100, 0, 0), SendOutcome::Full);
+        assert_eq!(c.try_send(100, CpuId::new(0), 0), SendOutcome::Full);
         let mut freed = 0;
         for _ in 0..39 {
             if let RecvOutcome::Got { wake_writers, .. } = c.try_recv() {
@@ -376,7 +382,7 @@ mod tests {
         }
         assert_eq!(freed, 1);
         assert!(matches!(
-            c.try_send(100, 0, 0),
+            c.try_send(100, CpuId::new(0), 0),
             SendOutcome::Sent { wake_reader: false }
         ));
     }
@@ -384,9 +390,12 @@ mod tests {
     #[test]
     fn pipe_wakes_reader_only_when_empty() {
         let mut c = Channel::new(ChannelKind::pipe());
-        assert_eq!(c.try_send(4, 0, 0), SendOutcome::Sent { wake_reader: true });
         assert_eq!(
-            c.try_send(4, 0, 0),
+            c.try_send(4, CpuId::new(0), 0),
+            SendOutcome::Sent { wake_reader: true }
+        );
+        assert_eq!(
+            c.try_send(4, CpuId::new(0), 0),
             SendOutcome::Sent { wake_reader: false }
         );
     }
@@ -395,7 +404,7 @@ mod tests {
     fn unix_socket_holds_about_250_messages_and_wakes_writers_at_a_quarter() {
         let mut c = Channel::new(ChannelKind::unix());
         let mut n = 0;
-        while let SendOutcome::Sent { wake_reader } = c.try_send(100, 0, 0) {
+        while let SendOutcome::Sent { wake_reader } = c.try_send(100, CpuId::new(0), 0) {
             assert!(wake_reader);
             n += 1;
         }

@@ -328,7 +328,8 @@ impl Simulation {
             nr_overloaded: 0,
             core_busy: vec![0; topo.nr_cores()],
             smt: topo.smt_present(),
-            smt_sibs: (0..n)
+            smt_sibs: topo
+                .cpu_ids()
                 .map(|c| topo.smt_siblings(c).iter().filter(|&s| s != c).collect())
                 .collect(),
             place_steps: [0; 16],
@@ -375,13 +376,13 @@ impl Simulation {
             self.ran = true;
             // Pre-NOHZ kernels tick on every CPU, idle or not, so idle CPUs balance too.
             if self.balancer.wants_idle_ticks() {
-                for cpu in 0..self.cpus.len() {
+                for cpu in CpuId::range(self.cpus.len()) {
                     self.arm_tick(cpu);
                 }
             }
             let initial = self.workload.initial.clone();
             for spec in initial {
-                self.create_task(spec, None, 0);
+                self.create_task(spec, None, CpuId::new(0));
             }
         }
         while self.end.is_none() {
@@ -462,7 +463,7 @@ impl Simulation {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::SegDone { cpu } => {
-                let cpu = cpu as usize;
+                let cpu = CpuId::new(cpu as usize);
                 let fired = self.events.seg_slot(cpu);
                 if fired != self.cpus[cpu].seg_key || self.cpus[cpu].curr.is_none() {
                     // Superseded (the CPU idled, or started an earlier segment): put the
@@ -485,14 +486,14 @@ impl Simulation {
                 self.cpus[cpu].seg_start = self.now;
                 self.continue_task(cpu);
             }
-            Event::Tick { cpu, g_n } => self.tick(cpu as usize, g_n),
+            Event::Tick { cpu, g_n } => self.tick(CpuId::new(cpu as usize), g_n),
             Event::Arrive { task, cpu, flags } => self.arrive(
                 TaskId::new(task as usize),
-                cpu as usize,
+                CpuId::new(cpu as usize),
                 WakeFlags::from_bits_retain(flags),
             ),
             Event::CpuReady { cpu, g_n } => {
-                let cpu = cpu as usize;
+                let cpu = CpuId::new(cpu as usize);
                 if self.cpus[cpu].exit_gen != g_n {
                     return;
                 }

@@ -6,6 +6,7 @@ use schedlab_engine::{
     ClassKind, Dist, EndReason, MachineProfile, NoBalance, Op, SchedConfig, SimOptions, Simulation,
     TaskSpec, Workload,
 };
+use schedlab_topo::CpuId;
 use schedlab_topo::{CpuSet, Topology};
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ fn two_nodes() -> Arc<Topology> {
 }
 
 /// Sends every exec to CPU `to`; everything else stays on prev.
-struct ExecTo(usize);
+struct ExecTo(CpuId);
 impl schedlab_engine::PlacementPolicy for ExecTo {
     fn name(&self) -> String {
         "exec-to".into()
@@ -26,7 +27,7 @@ impl schedlab_engine::PlacementPolicy for ExecTo {
         _: &schedlab_engine::SchedView<'_>,
         _: &mut schedlab_engine::policy::Hints,
         _: &mut schedlab_engine::PlacementRecord,
-    ) -> usize {
+    ) -> CpuId {
         if ctx.is_exec() { self.0 } else { ctx.prev_cpu }
     }
 }
@@ -64,7 +65,7 @@ fn exec_child(mem_intensity: f64) -> Workload {
     child.mem_intensity = mem_intensity;
     let child = w.spec(child);
     let mut parent = TaskSpec::new("parent", vec![Op::Fork(child), Op::WaitChildren]);
-    parent.affinity = Some(CpuSet::from_cpus(4, [0]));
+    parent.affinity = Some(CpuSet::from_cpus(4, [0].map(CpuId::new)));
     w.spawn(parent);
     w
 }
@@ -95,7 +96,11 @@ fn user_time_is_the_compute_work_and_exec_is_system_time() {
 fn exec_rehomes_a_first_touch_task_where_it_runs_after_the_exec() {
     // Forked on CPU 0 (node 0), the exec moves the child to CPU 2 (node 1). Its new image's
     // memory is first touched there, so its compute runs at home speed.
-    let mut s = sim(exec_child(1.0), SchedConfig::default(), Box::new(ExecTo(2)));
+    let mut s = sim(
+        exec_child(1.0),
+        SchedConfig::default(),
+        Box::new(ExecTo(CpuId::new(2))),
+    );
     assert_eq!(s.run(), EndReason::AllExited);
     let c = stat(&s, "child");
     assert_eq!(c.nr_migrations, 1);
@@ -103,7 +108,7 @@ fn exec_rehomes_a_first_touch_task_where_it_runs_after_the_exec() {
     // A home node fixed on node 0 (not first touch) pays the remote slowdown on node 1.
     let mut w = exec_child(1.0);
     w.specs[0].home_node = Some(0);
-    let mut s = sim(w, SchedConfig::default(), Box::new(ExecTo(2)));
+    let mut s = sim(w, SchedConfig::default(), Box::new(ExecTo(CpuId::new(2))));
     assert_eq!(s.run(), EndReason::AllExited);
     assert_eq!(stat(&s, "child").user_ns, 15_000_000);
 }
@@ -122,7 +127,7 @@ fn o1_cpu_bound_tasks_rotate_once_per_timeslice_not_every_tick() {
                 Op::EndLoop,
             ],
         );
-        t.affinity = Some(CpuSet::from_cpus(4, [0]));
+        t.affinity = Some(CpuSet::from_cpus(4, [0].map(CpuId::new)));
         w.spawn(t);
     }
     let cfg = SchedConfig {

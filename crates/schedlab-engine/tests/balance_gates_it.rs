@@ -9,7 +9,7 @@ use schedlab_engine::{
     CfsBalancer, Dist, EndReason, MachineProfile, Op, SchedConfig, SimOptions, Simulation,
     TaskSpec, Workload,
 };
-use schedlab_topo::{CpuSet, Topology};
+use schedlab_topo::{CpuId, CpuSet, Topology};
 use std::sync::Arc;
 
 /// Two CPUs in two LLCs (one package level above them).
@@ -18,7 +18,7 @@ fn two_cpus() -> Topology {
 }
 
 fn pinned(mut t: TaskSpec, cpu: usize) -> TaskSpec {
-    t.affinity = Some(CpuSet::from_cpus(2, [cpu]));
+    t.affinity = Some(CpuSet::from_cpus(2, [CpuId::new(cpu)]));
     t
 }
 
@@ -128,7 +128,7 @@ fn load_indices_follow_the_domain_level_and_pass_kind() {
     // 2 nodes x 1 LLC x 2 cores x 2 threads: SMT, MC, NUMA.
     let t = schedlab_topo::regular("numa", "test", 2, 1, 2, 2, false).unwrap();
     let d = SchedDomains::build(&t, DomainEra::Linux3);
-    let levels = d.of(0);
+    let levels = d.of(CpuId::new(0));
     let names: Vec<String> = levels.iter().map(|sd| sd.level.name()).collect();
     let idx =
         |li: LoadIdx, kind| -> Vec<usize> { levels.iter().map(|sd| li.index(sd, kind)).collect() };

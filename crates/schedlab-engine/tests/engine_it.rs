@@ -7,6 +7,7 @@ use schedlab_engine::{
     Balancer, CfsBalancer, ChannelKind, Dist, EndReason, MachineProfile, NoBalance, Op,
     SchedConfig, SimOptions, Simulation, TaskSpec, Workload,
 };
+use schedlab_topo::CpuId;
 use schedlab_topo::{CpuSet, Topology};
 use std::sync::Arc;
 
@@ -45,8 +46,8 @@ fn pingpong(loops: u64, pin: Option<(usize, usize)>, n: usize) -> Workload {
         ],
     );
     if let Some((ca, cb)) = pin {
-        a.affinity = Some(CpuSet::from_cpus(n, [ca]));
-        b.affinity = Some(CpuSet::from_cpus(n, [cb]));
+        a.affinity = Some(CpuSet::from_cpus(n, [ca].map(CpuId::new)));
+        b.affinity = Some(CpuSet::from_cpus(n, [cb].map(CpuId::new)));
     }
     w.spawn(a);
     w.spawn(b);
@@ -309,10 +310,10 @@ impl schedlab_engine::PlacementPolicy for ExecSpread {
         v: &schedlab_engine::SchedView<'_>,
         _: &mut schedlab_engine::policy::Hints,
         _: &mut schedlab_engine::PlacementRecord,
-    ) -> usize {
+    ) -> CpuId {
         if ctx.is_exec() {
             self.0 += 1;
-            self.0 % v.nr_cpus()
+            CpuId::new(self.0 % v.nr_cpus())
         } else {
             ctx.prev_cpu
         }

@@ -8,6 +8,7 @@ use schedlab_engine::{
     CfsBalancer, ChannelKind, Dist, EndReason, MachineProfile, Op, SchedConfig, SimOptions,
     Simulation, TaskSpec, Workload,
 };
+use schedlab_topo::CpuId;
 use schedlab_topo::{CpuSet, Topology};
 use std::sync::Arc;
 
@@ -33,8 +34,8 @@ fn pingpong(kind: ChannelKind, loops: u64, ca: usize, cb: usize) -> Workload {
         "b",
         vec![Op::Loop(loops), Op::Recv { ch: p1 }, send(p2), Op::EndLoop],
     );
-    a.affinity = Some(CpuSet::from_cpus(4, [ca]));
-    b.affinity = Some(CpuSet::from_cpus(4, [cb]));
+    a.affinity = Some(CpuSet::from_cpus(4, [ca].map(CpuId::new)));
+    b.affinity = Some(CpuSet::from_cpus(4, [cb].map(CpuId::new)));
     w.spawn(a);
     w.spawn(b);
     w

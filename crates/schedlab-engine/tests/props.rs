@@ -10,6 +10,7 @@ use schedlab_engine::{
     CfsBalancer, ChannelKind, ClassKind, Dist, EndReason, MachineProfile, Op, PlacementPolicy,
     SchedConfig, SchedView, SimOptions, Simulation, TaskSpec, WakeCtx, Workload,
 };
+use schedlab_topo::CpuId;
 use std::sync::Arc;
 
 /// Places on a random allowed CPU (exercises migrations everywhere).
@@ -24,10 +25,10 @@ impl PlacementPolicy for RandomCpu {
         v: &SchedView<'_>,
         _: &mut Hints,
         rec: &mut PlacementRecord,
-    ) -> usize {
+    ) -> CpuId {
         rec.step = Step::Reference;
         rec.examined = 1;
-        let allowed: Vec<usize> = v.allowed(ctx.wakee).iter().collect();
+        let allowed: Vec<CpuId> = v.allowed(ctx.wakee).iter().collect();
         allowed[self.0.next_u64() as usize % allowed.len()]
     }
 }
@@ -166,7 +167,7 @@ fn build(c: &Case) -> (Arc<schedlab_topo::Topology>, Workload, SchedConfig) {
                 spec.mm = Some(pair as u32);
             }
             if let Some(cpu) = c.pin[pair] {
-                spec.affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [cpu]));
+                spec.affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [cpu].map(CpuId::new)));
             }
             w.spawn(spec);
         }

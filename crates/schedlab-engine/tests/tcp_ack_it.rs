@@ -7,7 +7,7 @@ use schedlab_engine::{
     CfsBalancer, ChannelKind, Counters, Dist, EndReason, MachineProfile, Op, SchedConfig,
     SimOptions, Simulation, TaskSpec, Workload,
 };
-use schedlab_topo::{CpuSet, Topology};
+use schedlab_topo::{CpuId, CpuSet, Topology};
 use std::sync::Arc;
 
 fn two_cpus() -> Arc<Topology> {
@@ -15,7 +15,7 @@ fn two_cpus() -> Arc<Topology> {
 }
 
 fn pinned(mut t: TaskSpec, cpu: usize) -> TaskSpec {
-    t.affinity = Some(CpuSet::from_cpus(2, [cpu]));
+    t.affinity = Some(CpuSet::from_cpus(2, [CpuId::new(cpu)]));
     t
 }
 

@@ -6,6 +6,7 @@
 //! Functions marked *fork-safe* allocate nothing and take no locks, so a forked child of this
 //! multi-threaded process may call them before `_exit`.
 
+use schedlab_topo::CpuId;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -247,7 +248,8 @@ pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
 }
 
 /// Pins the calling thread to `cpu`.
-pub(crate) fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+pub(crate) fn pin_to_cpu(cpu: CpuId) -> io::Result<()> {
+    let cpu = cpu.index();
     // SAFETY: an all-zero cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: CPU_SET on a valid set with an index below CPU_SETSIZE (checked by the caller's
@@ -265,26 +267,26 @@ pub(crate) fn pin_to_cpu(cpu: usize) -> io::Result<()> {
 }
 
 /// The CPUs the calling thread may run on.
-pub(crate) fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<CpuId> {
     // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity fills it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: set is valid and of the size given.
     let rc =
         unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
-        return vec![0];
+        return vec![CpuId::new(0)];
     }
-    (0..libc::CPU_SETSIZE as usize)
+    CpuId::range(libc::CPU_SETSIZE as usize)
         // SAFETY: index below CPU_SETSIZE.
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .filter(|&c| unsafe { libc::CPU_ISSET(c.index(), &set) })
         .collect()
 }
 
 /// The CPU the caller runs on now.
-pub(crate) fn current_cpu() -> usize {
+pub(crate) fn current_cpu() -> CpuId {
     // SAFETY: no arguments.
     let c = unsafe { libc::sched_getcpu() };
-    c.max(0) as usize
+    CpuId::new(c.max(0) as usize)
 }
 
 /// Number of configured CPUs.

@@ -272,12 +272,14 @@ pub(crate) fn select_idle_sibling<M: Machine>(
     // The scan order is an iterator, not a collected list: no allocation per wakeup.
     let found = if clusters {
         let cl = topo.cluster_span(target).and(&sd.span);
-        let order = cl
-            .iter_wrap(target + 1)
-            .chain(sd.span.iter_wrap(target + 1).filter(|c| !cl.contains(*c)));
+        let order = cl.iter_wrap(target.after()).chain(
+            sd.span
+                .iter_wrap(target.after())
+                .filter(|c| !cl.contains(*c)),
+        );
         select_idle_cpu(sc, s, hints, sd, target, order, has_idle_core)
     } else {
-        let order = sd.span.iter_wrap(target + 1);
+        let order = sd.span.iter_wrap(target.after());
         select_idle_cpu(sc, s, hints, sd, target, order, has_idle_core)
     };
     if let Some(found) = found {
@@ -410,7 +412,7 @@ pub(crate) fn select_idle_node<M: Machine>(
     let topo = m.topo();
     let node = topo.node_span(target);
     let mut seen = local.span.clone();
-    for c in node.iter_wrap(target + 1) {
+    for c in node.iter_wrap(target.after()) {
         if seen.contains(c) {
             continue;
         }
@@ -418,7 +420,7 @@ pub(crate) fn select_idle_node<M: Machine>(
             continue;
         };
         seen.or_assign(&sd.span);
-        let order = sd.span.iter_wrap(target + 1);
+        let order = sd.span.iter_wrap(target.after());
         // Budget of that LLC: the same rule, read from its own shared state.
         if let Some((c, _)) = select_idle_cpu(sc, s, hints, sd, c, order, false) {
             return Some(c);

@@ -6,6 +6,7 @@ mod common;
 
 use common::decide::*;
 use schedlab_engine::policy::Step;
+use schedlab_topo::CpuId;
 
 // ------------------------------------------------------------------------------------------
 // Rows whose record or hints need more than the table checks.
@@ -19,7 +20,7 @@ fn worked_example_wake_affine_weight_numbers() {
         and(
             busy(&[2, 3], 1),
             f(|m, _| {
-                m.load(1, 1024);
+                m.load(CpuId::new(1), 1024);
                 m.tasks[P].load = 600;
             }),
         ),
@@ -37,7 +38,7 @@ fn worked_example_wake_affine_weight_numbers() {
     let setup = and(
         busy(&[0, 2, 3], 1),
         f(|m, _| {
-            m.load(1, 1024);
+            m.load(CpuId::new(1), 1024);
             m.tasks[P].load = 600;
         }),
     );
@@ -54,7 +55,7 @@ fn worked_example_wake_affine_weight_numbers() {
     let setup = and(
         busy(&[0, 1, 2, 3], 1),
         f(|m, _| {
-            m.load(1, 2624);
+            m.load(CpuId::new(1), 2624);
             m.tasks[P].load = 600;
         }),
     );
@@ -212,7 +213,7 @@ fn failed_idle_core_scan_clears_has_idle_cores() {
 fn recent_used_cpu_bookkeeping_by_era() {
     let setup = and(
         busy(&[0, 1, 2, 3, 4, 6, 7], 1),
-        f(|_, h| h.task[P].recent_used_cpu = Some(5)),
+        f(|_, h| h.task[P].recent_used_cpu = Some(CpuId::new(5))),
     );
     // 4.16-5.15: swapped with prev on success; the waker records its own CPU.
     let (_, h) = check(
@@ -223,8 +224,8 @@ fn recent_used_cpu_bookkeeping_by_era() {
         5,
         Step::Recent,
     );
-    assert_eq!(h.task[P].recent_used_cpu, Some(3));
-    assert_eq!(h.task[W].recent_used_cpu, Some(0));
+    assert_eq!(h.task[P].recent_used_cpu, Some(CpuId::new(3)));
+    assert_eq!(h.task[W].recent_used_cpu, Some(CpuId::new(0)));
     // 6.x: always replaced by prev; the waker side is gone.
     let (_, h) = check(
         "linux-6.0",
@@ -234,7 +235,7 @@ fn recent_used_cpu_bookkeeping_by_era() {
         5,
         Step::Recent,
     );
-    assert_eq!(h.task[P].recent_used_cpu, Some(3));
+    assert_eq!(h.task[P].recent_used_cpu, Some(CpuId::new(3)));
     assert_eq!(h.task[W].recent_used_cpu, None);
 }
 
@@ -304,7 +305,7 @@ fn no_select_idle_sibling_examines_nothing() {
     );
     // Only wake_affine_idle's look at prev (5.x clause) is paid; no search.
     assert_eq!((rec.examined, rec.examined_remote), (1, 0));
-    assert_eq!(rec.target, Some(5));
+    assert_eq!(rec.target, Some(CpuId::new(5)));
     let (rec, _) = check(
         "linux-4.14,NO_SELECT_IDLE_SIBLING",
         flat(10),
@@ -323,7 +324,7 @@ fn record_renders_the_whole_decision() {
         and(
             busy(&[2, 3], 1),
             f(|m, _| {
-                m.load(1, 1024);
+                m.load(CpuId::new(1), 1024);
                 m.tasks[P].load = 600;
             }),
         ),
@@ -355,7 +356,9 @@ fn affinity_is_respected_by_every_era() {
     // so no era may pull it there or scan past its mask.
     for e in schedlab_policies::Era::ALL {
         let v = e.name();
-        let setup = f(|m, _| m.tasks[P].allowed = schedlab_topo::CpuSet::from_cpus(8, [3, 7]));
+        let setup = f(|m, _| {
+            m.tasks[P].allowed = schedlab_topo::CpuSet::from_cpus(8, [3, 7].map(CpuId::new))
+        });
         let (got, rec, _, _) = run(v, smt8(), &and(busy(&[3], 1), setup), wake(0, 3, TTWU));
         assert!(got == 3 || got == 7, "{v}: {got} {rec}");
     }

@@ -11,6 +11,7 @@ mod common;
 use common::decide::*;
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::wake_flags;
+use schedlab_topo::CpuId;
 use schedlab_topo::Topology;
 
 struct Case {
@@ -101,7 +102,7 @@ fn cases() -> Vec<Case> {
                 busy(&[0, 2], 1),
                 f(|m, _| {
                     m.tasks[P].weight = 9548;
-                    m.load(2, 1536);
+                    m.load(CpuId::new(2), 1536);
                 }),
             ),
             wake(0, 2, TTWU),
@@ -454,7 +455,7 @@ fn cases() -> Vec<Case> {
                 and(
                     busy(&[2, 3], 1),
                     f(|m, _| {
-                        m.load(1, 1024);
+                        m.load(CpuId::new(1), 1024);
                         m.tasks[P].load = 600;
                     }),
                 ),
@@ -468,7 +469,7 @@ fn cases() -> Vec<Case> {
             and(
                 busy(&[0, 2, 3], 1),
                 f(|m, _| {
-                    m.load(1, 1024);
+                    m.load(CpuId::new(1), 1024);
                     m.tasks[P].load = 600;
                 }),
             ),
@@ -481,7 +482,7 @@ fn cases() -> Vec<Case> {
             and(
                 busy(&[0, 1, 2, 3], 1),
                 f(|m, _| {
-                    m.load(1, 2624);
+                    m.load(CpuId::new(1), 2624);
                     m.tasks[P].load = 600;
                 }),
             ),
@@ -509,8 +510,8 @@ fn cases() -> Vec<Case> {
             and(
                 busy(&[0, 1, 2, 3], 1),
                 f(|m, _| {
-                    m.load(0, 940);
-                    m.load(1, 1100);
+                    m.load(CpuId::new(0), 940);
+                    m.load(CpuId::new(1), 1100);
                     m.tasks[P].load = 100;
                 }),
             ),
@@ -523,8 +524,8 @@ fn cases() -> Vec<Case> {
             and(
                 busy(&[0, 1, 2, 3], 1),
                 f(|m, _| {
-                    m.load(0, 940);
-                    m.load(1, 1100);
+                    m.load(CpuId::new(0), 940);
+                    m.load(CpuId::new(1), 1100);
                     m.tasks[P].load = 100;
                 }),
             ),
@@ -537,8 +538,8 @@ fn cases() -> Vec<Case> {
             and(
                 busy(&[0, 1, 2, 3], 1),
                 f(|m, _| {
-                    m.load(0, 940);
-                    m.load(1, 1100);
+                    m.load(CpuId::new(0), 940);
+                    m.load(CpuId::new(1), 1100);
                     m.tasks[P].load = 100;
                 }),
             ),
@@ -582,7 +583,7 @@ fn cases() -> Vec<Case> {
             || flat(8),
             and(
                 busy(&[0, 1, 2, 3, 4, 6, 7], 1),
-                f(|_, h| h.task[P].recent_used_cpu = Some(5)),
+                f(|_, h| h.task[P].recent_used_cpu = Some(CpuId::new(5))),
             ),
             wake(0, 3, TTWU),
         ),

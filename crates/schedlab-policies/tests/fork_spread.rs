@@ -49,7 +49,8 @@ fn sleeping_children_spread_over_the_cores_of_the_parents_node() {
         }
     }
     // The parent runs on node 0; look at the children placed there.
-    let node0: Vec<u32> = (0..topo.nr_cpus())
+    let node0: Vec<u32> = topo
+        .cpu_ids()
         .filter(|&c| topo.cpu(c).node == 0)
         .map(|c| per_cpu[c])
         .collect();

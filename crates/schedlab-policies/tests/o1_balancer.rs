@@ -14,6 +14,7 @@
 mod common;
 
 use schedlab_engine::{Dist, Op, TaskSpec, Workload};
+use schedlab_topo::CpuId;
 use schedlab_topo::CpuSet;
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ fn spread_test(cpus: usize) -> Workload {
     let mut w = Workload::new("spread");
     for c in 1..cpus {
         let mut boot = TaskSpec::new(format!("boot{c}"), vec![Op::Compute(Dist::Const(10_000))]);
-        boot.affinity = Some(CpuSet::from_cpus(cpus, [c]));
+        boot.affinity = Some(CpuSet::from_cpus(cpus, [c].map(CpuId::new)));
         w.spawn(boot);
     }
     for i in 0..8 {

@@ -7,6 +7,7 @@ mod common;
 
 use schedlab_engine::{Dist, Op, SchedConfig, TaskSpec, Workload};
 use schedlab_policies::{Era, Provenance, build, settings, switches};
+use schedlab_topo::CpuId;
 use schedlab_topo::{CpuSet, regular};
 use std::sync::Arc;
 
@@ -110,7 +111,7 @@ fn cross_llc_pairs() -> Workload {
     let a = w.channel(schedlab_engine::ChannelKind::pipe(), "a");
     let b = w.channel(schedlab_engine::ChannelKind::pipe(), "b");
     let pin = |mut t: TaskSpec, c: usize| {
-        t.affinity = Some(CpuSet::from_cpus(4, [c]));
+        t.affinity = Some(CpuSet::from_cpus(4, [CpuId::new(c)]));
         t
     };
     w.spawn(pin(

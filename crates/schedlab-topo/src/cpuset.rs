@@ -7,7 +7,137 @@
 use std::fmt;
 
 /// Dense CPU index. The kernel's own CPU numbering is kept: CPU `i` here is CPU `i` there.
-pub type CpuId = usize;
+///
+/// A newtype so a CPU cannot be passed where a task, node, LLC or count is meant; per-CPU
+/// `Vec`s and slices are indexed by it directly (`rqs[cpu]`). It prints, and serializes, as
+/// the bare number.
+#[derive(
+    Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+#[repr(transparent)]
+pub struct CpuId(usize);
+
+impl CpuId {
+    /// CPU `i`.
+    #[inline]
+    pub const fn new(i: usize) -> Self {
+        CpuId(i)
+    }
+
+    /// The CPU number, as an index into per-CPU tables.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0
+    }
+
+    /// The CPU numbered one above: where a ring scan that begins after `self` starts (the
+    /// kernel's `for_each_cpu_wrap(cpu, mask, target + 1)`); [`CpuSet::iter_wrap`] wraps it.
+    #[inline]
+    pub const fn after(self) -> Self {
+        CpuId(self.0 + 1)
+    }
+
+    /// CPUs `0..nr_cpus` in order: the loop over a machine's CPUs.
+    #[inline]
+    pub fn range(nr_cpus: usize) -> CpuRange {
+        CpuRange(0..nr_cpus)
+    }
+
+    /// The CPUs `self..end` in order (`end` exclusive).
+    #[inline]
+    pub fn up_to(self, end: CpuId) -> CpuRange {
+        CpuRange(self.0..end.0)
+    }
+}
+
+/// The iterator of [`CpuId::range`]: a `Range<usize>` that yields [`CpuId`]s (double-ended,
+/// exact size).
+#[derive(Clone, Debug)]
+pub struct CpuRange(std::ops::Range<usize>);
+
+impl Iterator for CpuRange {
+    type Item = CpuId;
+    #[inline]
+    fn next(&mut self) -> Option<CpuId> {
+        self.0.next().map(CpuId)
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<CpuId> {
+        self.0.nth(n).map(CpuId)
+    }
+}
+
+impl DoubleEndedIterator for CpuRange {
+    #[inline]
+    fn next_back(&mut self) -> Option<CpuId> {
+        self.0.next_back().map(CpuId)
+    }
+}
+
+impl ExactSizeIterator for CpuRange {}
+impl std::iter::FusedIterator for CpuRange {}
+
+impl From<usize> for CpuId {
+    #[inline]
+    fn from(i: usize) -> Self {
+        CpuId(i)
+    }
+}
+
+impl From<CpuId> for usize {
+    #[inline]
+    fn from(c: CpuId) -> usize {
+        c.0
+    }
+}
+
+/// The bare number, as the `usize` alias printed (messages and `{:?}` output keep their text).
+impl fmt::Debug for CpuId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for CpuId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl<T> std::ops::Index<CpuId> for [T] {
+    type Output = T;
+    #[inline]
+    fn index(&self, c: CpuId) -> &T {
+        &self[c.0]
+    }
+}
+
+impl<T> std::ops::IndexMut<CpuId> for [T] {
+    #[inline]
+    fn index_mut(&mut self, c: CpuId) -> &mut T {
+        &mut self[c.0]
+    }
+}
+
+impl<T> std::ops::Index<CpuId> for Vec<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, c: CpuId) -> &T {
+        &self[c.0]
+    }
+}
+
+impl<T> std::ops::IndexMut<CpuId> for Vec<T> {
+    #[inline]
+    fn index_mut(&mut self, c: CpuId) -> &mut T {
+        &mut self[c.0]
+    }
+}
 
 /// Words of the fixed-size mask: enough for [`crate::cpulist::MAX_CPUS`] CPUs. A fixed array
 /// (not a `Vec`) makes sets free to create and clone on the wakeup path: no allocation.
@@ -54,11 +184,7 @@ impl CpuSet {
 
     /// All CPUs `0..nr_cpus`.
     pub fn full(nr_cpus: usize) -> Self {
-        let mut s = Self::new(nr_cpus);
-        for c in 0..nr_cpus {
-            s.insert(c);
-        }
-        s
+        Self::from_cpus(nr_cpus, CpuId::range(nr_cpus))
     }
 
     /// The set holding the given CPUs.
@@ -78,6 +204,7 @@ impl CpuSet {
     /// Adds `cpu`. Panics if it is outside the machine (a bug, not an input error).
     #[inline]
     pub fn insert(&mut self, cpu: CpuId) {
+        let cpu = cpu.0;
         assert!(
             cpu < self.nr_cpus,
             "cpu {cpu} outside a {}-cpu set",
@@ -89,6 +216,7 @@ impl CpuSet {
     /// Removes `cpu`.
     #[inline]
     pub fn remove(&mut self, cpu: CpuId) {
+        let cpu = cpu.0;
         if cpu < self.nr_cpus {
             self.words[cpu / 64] &= !(1u64 << (cpu % 64));
         }
@@ -97,6 +225,7 @@ impl CpuSet {
     /// Whether `cpu` is a member.
     #[inline]
     pub fn contains(&self, cpu: CpuId) -> bool {
+        let cpu = cpu.0;
         cpu < self.nr_cpus && self.words[cpu / 64] & (1u64 << (cpu % 64)) != 0
     }
 
@@ -125,7 +254,7 @@ impl CpuSet {
                 }
                 let b = w.trailing_zeros() as usize;
                 w &= w - 1;
-                Some(wi * 64 + b)
+                Some(CpuId(wi * 64 + b))
             })
         })
     }
@@ -136,7 +265,7 @@ impl CpuSet {
         let start = if self.nr_cpus == 0 {
             0
         } else {
-            start % self.nr_cpus
+            start.0 % self.nr_cpus
         };
         let words = self.used();
         let (wi, bit) = (start / 64, start % 64);
@@ -216,7 +345,7 @@ impl CpuSet {
         let mut it = self.iter().peekable();
         while let Some(lo) = it.next() {
             let mut hi = lo;
-            while it.peek() == Some(&(hi + 1)) {
+            while it.peek() == Some(&CpuId(hi.0 + 1)) {
                 hi = it.next().unwrap_or(hi);
             }
             if !out.is_empty() {
@@ -236,7 +365,7 @@ impl CpuSet {
 /// word by word without allocating.
 pub struct WrapIter<'a> {
     words: &'a [u64],
-    start: CpuId,
+    start: usize,
     wi: usize,
     cur: u64,
     wrapped: bool,
@@ -255,7 +384,7 @@ impl Iterator for WrapIter<'_> {
                 if self.wrapped && c >= self.start {
                     return None;
                 }
-                return Some(c);
+                return Some(CpuId(c));
             }
             self.wi += 1;
             if self.wi >= self.words.len() {
@@ -295,23 +424,46 @@ mod tests {
             bits in proptest::collection::vec(proptest::bool::ANY, 300),
             start in 0usize..600,
         ) {
-            let s = CpuSet::from_cpus(n, (0..n).filter(|&c| bits[c]));
-            let st = start % n;
+            let s = CpuSet::from_cpus(n, CpuId::range(n).filter(|&c| bits[c.index()]));
+            let st = CpuId::new(start % n);
             let naive: Vec<CpuId> = s.iter().filter(|&c| c >= st).chain(s.iter().filter(|&c| c < st)).collect();
-            proptest::prop_assert_eq!(s.iter_wrap(start).collect::<Vec<_>>(), naive);
+            proptest::prop_assert_eq!(s.iter_wrap(CpuId::new(start)).collect::<Vec<_>>(), naive);
         }
+    }
+
+    fn cpus<const N: usize>(ids: [usize; N]) -> [CpuId; N] {
+        ids.map(CpuId::new)
+    }
+
+    fn ids(it: impl Iterator<Item = CpuId>) -> Vec<usize> {
+        it.map(CpuId::index).collect()
     }
 
     #[test]
     fn wrap_order_starts_at_target() {
-        let s = CpuSet::from_cpus(8, [1, 3, 5, 7]);
-        assert_eq!(s.iter_wrap(4).collect::<Vec<_>>(), vec![5, 7, 1, 3]);
-        assert_eq!(s.iter_wrap(0).collect::<Vec<_>>(), vec![1, 3, 5, 7]);
+        let s = CpuSet::from_cpus(8, cpus([1, 3, 5, 7]));
+        assert_eq!(ids(s.iter_wrap(CpuId::new(4))), vec![5, 7, 1, 3]);
+        assert_eq!(ids(s.iter_wrap(CpuId::new(0))), vec![1, 3, 5, 7]);
+    }
+
+    #[test]
+    fn cpu_ids_print_and_serialize_as_the_bare_number() {
+        let c = CpuId::new(17);
+        assert_eq!(format!("{c} {c:?} {:?}", [c]), "17 17 [17]");
+        assert_eq!(serde_json::to_string(&[c]).unwrap(), "[17]");
+        assert_eq!(serde_json::from_str::<CpuId>("17").unwrap(), c);
+        assert_eq!(ids(CpuId::range(3).rev()), vec![2, 1, 0]);
+        assert_eq!(CpuId::range(3).len(), 3);
+        assert_eq!(ids(CpuId::new(2).up_to(CpuId::new(4))), vec![2, 3]);
+        let mut v: Vec<char> = "ab".chars().collect();
+        v[CpuId::new(0)] = 'c';
+        assert_eq!((v[CpuId::new(0)], v.as_slice()[CpuId::new(1)]), ('c', 'b'));
+        assert_eq!(CpuId::new(4).after(), CpuId::new(5));
     }
 
     #[test]
     fn list_string_compresses_ranges() {
-        let s = CpuSet::from_cpus(130, [0, 1, 2, 3, 5, 64, 65, 129]);
+        let s = CpuSet::from_cpus(130, cpus([0, 1, 2, 3, 5, 64, 65, 129]));
         assert_eq!(s.to_list_string(), "0-3,5,64-65,129");
         assert_eq!(s.count(), 8);
     }

@@ -238,7 +238,7 @@ impl SchedDomains {
         let mut per_cpu = Vec::with_capacity(n);
         let mut sd_llc = Vec::with_capacity(n);
         let mut sd_numa = Vec::with_capacity(n);
-        for cpu in 0..n {
+        for cpu in topo.cpu_ids() {
             let info = topo.cpu(cpu);
             let mut cand: Vec<(DomainLevel, CpuSet, Option<u32>)> = Vec::new();
             cand.push((DomainLevel::Smt, topo.cores()[info.core].clone(), None));

@@ -8,11 +8,12 @@
 //! [`sysfs`]) into a [`Topology`]. See ARCHITECTURE.md.
 //!
 //! ```
-//! use schedlab_topo::{DomainEra, SchedDomains, spec};
+//! use schedlab_topo::{CpuId, DomainEra, SchedDomains, spec};
 //! let t = spec::parse_topology("westmere-2s20c", &Default::default()).unwrap();
-//! assert_eq!(t.smt_siblings(3).iter().collect::<Vec<_>>(), vec![3, 23]);
+//! let siblings: Vec<usize> = t.smt_siblings(CpuId::new(3)).iter().map(CpuId::index).collect();
+//! assert_eq!(siblings, vec![3, 23]);
 //! let sd = SchedDomains::build(&t, DomainEra::Linux510);
-//! assert_eq!(sd.sd_llc(0).unwrap().span_weight, 20);
+//! assert_eq!(sd.sd_llc(CpuId::new(0)).unwrap().span_weight, 20);
 //! ```
 #![warn(missing_docs)]
 
@@ -27,7 +28,7 @@ pub mod presets;
 pub mod spec;
 pub mod sysfs;
 
-pub use cpuset::{CpuId, CpuSet};
+pub use cpuset::{CpuId, CpuRange, CpuSet};
 pub use domains::{DomainEra, DomainLevel, SchedDomain, SchedDomains, SdFlags};
 pub use model::{CpuInfo, CpuPlacement, DEFAULT_CAPACITY, Topology, TopologyError};
 pub use presets::{Preset, preset, presets};
@@ -71,7 +72,7 @@ pub fn regular(
                 core * threads + t
             };
             placements.push(CpuPlacement {
-                cpu,
+                cpu: CpuId::new(cpu),
                 core,
                 cluster: None,
                 llc,
@@ -95,15 +96,21 @@ mod tests {
     fn westmere_2s_domains() {
         let t = regular("w", "test", 2, 1, 10, 2, true).unwrap();
         assert_eq!(t.nr_cpus(), 40);
-        assert_eq!(t.smt_siblings(3).iter().collect::<Vec<_>>(), vec![3, 23]);
+        assert_eq!(
+            t.smt_siblings(CpuId::new(3))
+                .iter()
+                .map(CpuId::index)
+                .collect::<Vec<_>>(),
+            vec![3, 23]
+        );
         let sd = SchedDomains::build(&t, DomainEra::Linux510);
-        let chain = sd.of(0);
+        let chain = sd.of(CpuId::new(0));
         let names: Vec<String> = chain.iter().map(|d| d.level.name()).collect();
         assert_eq!(names, vec!["SMT", "MC", "NUMA1"]);
         assert_eq!(chain[0].groups.len(), 2);
         assert_eq!(chain[1].groups.len(), 10);
         assert_eq!(chain[2].groups.len(), 2);
-        assert_eq!(sd.sd_llc(0).unwrap().span_weight, 20);
+        assert_eq!(sd.sd_llc(CpuId::new(0)).unwrap().span_weight, 20);
         assert!(chain[2].has(domains::flags::NUMA));
         assert!(chain[2].has(domains::flags::WAKE_AFFINE));
     }
@@ -112,8 +119,15 @@ mod tests {
     fn no_smt_single_llc_has_one_level() {
         let t = regular("d", "test", 1, 1, 4, 1, false).unwrap();
         let sd = SchedDomains::build(&t, DomainEra::Linux510);
-        let names: Vec<String> = sd.of(2).iter().map(|d| d.level.name()).collect();
+        let names: Vec<String> = sd
+            .of(CpuId::new(2))
+            .iter()
+            .map(|d| d.level.name())
+            .collect();
         assert_eq!(names, vec!["MC"]);
-        assert_eq!(sd.of(2)[0].groups[0].first(), Some(2));
+        assert_eq!(
+            sd.of(CpuId::new(2))[0].groups[0].first(),
+            Some(CpuId::new(2))
+        );
     }
 }

@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cpuset::CpuId;
 use crate::model::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 use crate::spec::{TopoSpecError, clip};
 
@@ -194,7 +195,7 @@ fn build(
             row.line,
             node,
             CpuPlacement {
-                cpu,
+                cpu: CpuId::new(cpu),
                 core: key(core),
                 cluster: cluster.map(key),
                 llc: llc.map_or(key(1 << 19), key),
@@ -397,8 +398,14 @@ mod tests {
         assert_eq!(t.nr_cores(), 4);
         assert_eq!(t.nr_llcs(), 2);
         assert_eq!(t.nr_nodes(), 2);
-        assert_eq!(t.smt_siblings(2).iter().collect::<Vec<_>>(), vec![2, 6]);
-        assert_eq!(t.llc_span(1).to_list_string(), "0-1,4-5");
+        assert_eq!(
+            t.smt_siblings(CpuId::new(2))
+                .iter()
+                .map(CpuId::index)
+                .collect::<Vec<_>>(),
+            vec![2, 6]
+        );
+        assert_eq!(t.llc_span(CpuId::new(1)).to_list_string(), "0-1,4-5");
         assert_eq!(t.distances(), &[vec![10, 20], vec![20, 10]]);
     }
 
@@ -415,7 +422,7 @@ mod tests {
         assert!(t.has_clusters());
         assert_eq!(t.nr_clusters(), 2);
         assert_eq!(t.nr_llcs(), 1);
-        assert_eq!(t.cluster_span(3).to_list_string(), "2-3");
+        assert_eq!(t.cluster_span(CpuId::new(3)).to_list_string(), "2-3");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! cores/LLCs/... are dense (`0..n`) and ordered by their lowest CPU; CPU ids are the
 //! kernel's, so layouts like "siblings are i and i + N/2" are preserved.
 
-use crate::cpuset::{CpuId, CpuSet};
+use crate::cpuset::{CpuId, CpuRange, CpuSet};
 use schedlab_vocab::DistanceClass;
 
 /// Default CPU capacity (`SCHED_CAPACITY_SCALE`).
@@ -141,8 +141,11 @@ impl Topology {
         }
         let nr = placements.len();
         for (i, p) in placements.iter().enumerate() {
-            if p.cpu != i {
-                return Err(TopologyError::CpuGap { nr, missing: i });
+            if p.cpu.index() != i {
+                return Err(TopologyError::CpuGap {
+                    nr,
+                    missing: CpuId::new(i),
+                });
             }
         }
         // Nodes are made dense by sorted raw id so the distance matrix rows line up.
@@ -169,7 +172,7 @@ impl Topology {
             .iter()
             .enumerate()
             .map(|(i, p)| CpuInfo {
-                id: i,
+                id: CpuId::new(i),
                 core: core[i],
                 cluster: cluster[i],
                 llc: llc[i],
@@ -282,6 +285,11 @@ impl Topology {
     /// All CPUs.
     pub fn cpus(&self) -> &[CpuInfo] {
         &self.cpus
+    }
+    /// The machine's CPU ids in order, `0..nr_cpus` (the loop over every CPU).
+    #[inline]
+    pub fn cpu_ids(&self) -> CpuRange {
+        CpuId::range(self.cpus.len())
     }
     /// All CPUs as a set.
     pub fn all_cpus(&self) -> CpuSet {

@@ -23,18 +23,19 @@
 
 use std::path::Path;
 
-use crate::cpulist::{CpuListError, parse_cpu_list, parse_cpu_words};
+use crate::cpulist::{CpuListError, parse_cpu_words, parse_id_list};
+use crate::cpuset::CpuId;
 use crate::model::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 use crate::spec::{TopoSpecError, TopologyOptions, clip};
 
 struct NodeCpus {
     id: usize,
-    cpus: Vec<usize>,
+    cpus: Vec<CpuId>,
     line: usize,
 }
 
-fn list_err(file: &str, line: usize, e: CpuListError, what: &str) -> TopoSpecError {
-    let (expected, found) = e.expected_found(what);
+fn list_err(file: &str, line: usize, e: CpuListError, what: &str, noun: &str) -> TopoSpecError {
+    let (expected, found) = e.expected_found(what, noun);
     TopoSpecError::parse(file, line, expected, found)
 }
 
@@ -83,8 +84,8 @@ pub fn parse_numactl(
         .ok_or_else(|| {
             TopoSpecError::parse(file, line, avail_expected, format!("'{}'", clip(first)))
         })?;
-    let node_ids =
-        parse_cpu_list(ids_text).map_err(|e| list_err(file, line, e, "a node list like (0-1)"))?;
+    let node_ids = parse_id_list(ids_text)
+        .map_err(|e| list_err(file, line, e, "a node list like (0-1)", "node"))?;
     if node_ids.len() != count {
         return Err(TopoSpecError::parse(
             file,
@@ -180,10 +181,11 @@ pub fn parse_numactl(
                     "a second one",
                 ));
             }
-            let cpus = parse_cpu_words(cpus).map_err(|e| list_err(file, line, e, "CPU numbers"))?;
+            let cpus =
+                parse_cpu_words(cpus).map_err(|e| list_err(file, line, e, "CPU numbers", "CPU"))?;
             for &c in &cpus {
-                if owner.len() <= c {
-                    owner.resize(c + 1, None);
+                if owner.len() <= c.index() {
+                    owner.resize(c.index() + 1, None);
                 }
                 if let Some((other, ol)) = owner[c] {
                     return Err(TopoSpecError::parse(
@@ -419,9 +421,21 @@ node 0 1
         assert_eq!(t.nr_nodes(), 2);
         assert_eq!(t.nr_llcs(), 2);
         assert_eq!(t.nr_packages(), 2);
-        assert_eq!(t.smt_siblings(0).iter().collect::<Vec<_>>(), vec![0, 20]);
-        assert_eq!(t.smt_siblings(31).iter().collect::<Vec<_>>(), vec![11, 31]);
-        assert_eq!(t.node_span(12).to_list_string(), "10-19,30-39");
+        assert_eq!(
+            t.smt_siblings(CpuId::new(0))
+                .iter()
+                .map(CpuId::index)
+                .collect::<Vec<_>>(),
+            vec![0, 20]
+        );
+        assert_eq!(
+            t.smt_siblings(CpuId::new(31))
+                .iter()
+                .map(CpuId::index)
+                .collect::<Vec<_>>(),
+            vec![11, 31]
+        );
+        assert_eq!(t.node_span(CpuId::new(12)).to_list_string(), "10-19,30-39");
         assert_eq!(t.distances(), &[vec![10, 20], vec![20, 10]]);
     }
 
@@ -439,7 +453,7 @@ node 0 1
         let t = parse_numactl(WESTMERE, "w", &o).unwrap();
         assert_eq!(t.nr_llcs(), 4);
         // Node 0's cores 0-4 form LLC 0: CPUs 0-4 and 20-24.
-        assert_eq!(t.llc_span(0).to_list_string(), "0-4,20-24");
+        assert_eq!(t.llc_span(CpuId::new(0)).to_list_string(), "0-4,20-24");
     }
 
     #[test]
@@ -559,6 +573,17 @@ node 0 1 2
         let e = err(&WESTMERE.replace("available: 2", "available: 3"), &o);
         assert!(
             e.starts_with("f.txt:1: expected 3 node ids in the list, found 2 in (0-1)"),
+            "{e}"
+        );
+        // The node list is a list of node ids: its errors name nodes, not CPUs.
+        let e = err(&WESTMERE.replace("(0-1)", "(0-1,1)"), &o);
+        assert!(
+            e.starts_with("f.txt:1: expected each node listed once, found node 1 twice"),
+            "{e}"
+        );
+        let e = err(&WESTMERE.replace("cpus: 0 1 2", "cpus: 0 0 2"), &o);
+        assert!(
+            e.contains("expected each CPU listed once, found CPU 0 twice"),
             "{e}"
         );
     }

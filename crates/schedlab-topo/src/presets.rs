@@ -6,6 +6,7 @@
 //! `c + t × cores`), so `westmere-2s20c` is exactly the `numactl --hardware` layout of the
 //! spec (siblings `i` and `i + 20`).
 
+use crate::cpuset::CpuId;
 use crate::model::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 
 /// A built-in machine description, as listed by `schedlab topo list`.
@@ -95,7 +96,7 @@ pub fn preset(name: &str) -> Option<Topology> {
 fn kunpeng(p: &Preset) -> Option<Topology> {
     let placements = (0..48)
         .map(|cpu| CpuPlacement {
-            cpu,
+            cpu: CpuId::new(cpu),
             core: cpu,
             cluster: Some(cpu / 4),
             llc: cpu / 24,
@@ -118,7 +119,10 @@ mod tests {
     use super::*;
 
     fn sibs(t: &Topology, cpu: usize) -> Vec<usize> {
-        t.smt_siblings(cpu).iter().collect()
+        t.smt_siblings(CpuId::new(cpu))
+            .iter()
+            .map(CpuId::index)
+            .collect()
     }
 
     #[test]
@@ -146,8 +150,8 @@ mod tests {
             (t.nr_cpus(), t.nr_cores(), t.nr_llcs(), t.threads_per_core()),
             (4, 4, 2, 1)
         );
-        assert_eq!(t.llc_span(1).to_list_string(), "0-1");
-        assert_eq!(t.llc_span(2).to_list_string(), "2-3");
+        assert_eq!(t.llc_span(CpuId::new(1)).to_list_string(), "0-1");
+        assert_eq!(t.llc_span(CpuId::new(2)).to_list_string(), "2-3");
 
         let t = preset("westmere-2s20c").unwrap();
         assert_eq!(
@@ -155,7 +159,7 @@ mod tests {
             (40, 2, 2, 2)
         );
         assert_eq!(sibs(&t, 7), vec![7, 27]);
-        assert_eq!(t.node_span(0).to_list_string(), "0-9,20-29");
+        assert_eq!(t.node_span(CpuId::new(0)).to_list_string(), "0-9,20-29");
         assert_eq!(t.nodes()[1].to_list_string(), "10-19,30-39");
 
         let t = preset("westmere-4s40c").unwrap();
@@ -176,8 +180,8 @@ mod tests {
             (t.nr_cpus(), t.nr_llcs(), t.nr_nodes(), t.threads_per_core()),
             (8, 8, 4, 1)
         );
-        assert_eq!(t.node_span(5).to_list_string(), "4-5");
-        assert!(!t.cpus_share_cache(4, 5));
+        assert_eq!(t.node_span(CpuId::new(5)).to_list_string(), "4-5");
+        assert!(!t.cpus_share_cache(CpuId::new(4), CpuId::new(5)));
 
         let t = preset("zen3-2s64c").unwrap();
         assert_eq!(
@@ -185,12 +189,12 @@ mod tests {
             (256, 128, 16, 2)
         );
         assert_eq!(sibs(&t, 5), vec![5, 133]);
-        assert_eq!(t.llc_span(9).to_list_string(), "8-15,136-143");
+        assert_eq!(t.llc_span(CpuId::new(9)).to_list_string(), "8-15,136-143");
 
         let t = preset("spr-2s56c").unwrap();
         assert_eq!((t.nr_cpus(), t.nr_llcs(), t.nr_nodes()), (224, 2, 2));
         assert_eq!(sibs(&t, 111), vec![111, 223]);
-        assert_eq!(t.llc_size(0), 112);
+        assert_eq!(t.llc_size(CpuId::new(0)), 112);
 
         let t = preset("kunpeng920-2n").unwrap();
         assert_eq!(
@@ -198,8 +202,11 @@ mod tests {
             (48, 12, 2, 2)
         );
         assert!(t.has_clusters());
-        assert_eq!(t.cluster_span(6).to_list_string(), "4-7");
-        assert_eq!(t.llc_span(30).to_list_string(), "24-47");
-        assert!(t.cpus_share_resources(4, 7) && !t.cpus_share_resources(3, 4));
+        assert_eq!(t.cluster_span(CpuId::new(6)).to_list_string(), "4-7");
+        assert_eq!(t.llc_span(CpuId::new(30)).to_list_string(), "24-47");
+        assert!(
+            t.cpus_share_resources(CpuId::new(4), CpuId::new(7))
+                && !t.cpus_share_resources(CpuId::new(3), CpuId::new(4))
+        );
     }
 }

@@ -94,7 +94,7 @@ fn read_online_list(path: &Path, online: &[CpuId]) -> Result<Vec<CpuId>, TopoSpe
 fn read_list(path: &Path) -> Result<Vec<CpuId>, TopoSpecError> {
     let text = read(path)?;
     parse_cpu_list(&text).map_err(|e| {
-        let (expected, found) = e.expected_found("a cpulist like 0-3,8");
+        let (expected, found) = e.expected_found("a cpulist like 0-3,8", "CPU");
         TopoSpecError::parse(&path.display().to_string(), 1, expected, found)
     })
 }
@@ -180,6 +180,9 @@ pub fn from_sysfs(root: &Path) -> Result<Topology, TopoSpecError> {
         read_list(&online_path)?
     } else {
         numbered_entries(&cpu_dir, "cpu")?
+            .into_iter()
+            .map(CpuId::new)
+            .collect()
     };
     if cpus.is_empty() {
         return Err(TopoSpecError::parse(
@@ -189,7 +192,7 @@ pub fn from_sysfs(root: &Path) -> Result<Topology, TopoSpecError> {
             "none",
         ));
     }
-    if let Some(&c) = cpus.iter().find(|&&c| c >= MAX_CPUS) {
+    if let Some(&c) = cpus.iter().find(|&&c| c.index() >= MAX_CPUS) {
         return Err(TopoSpecError::parse(
             &cpu_dir.display().to_string(),
             1,
@@ -328,7 +331,7 @@ pub fn from_sysfs(root: &Path) -> Result<Topology, TopoSpecError> {
             .iter()
             .find(|c| !llcs.contains_key(c))
             .copied()
-            .unwrap_or(0);
+            .unwrap_or_default();
         return Err(TopoSpecError::parse(
             &cpu_dir
                 .join(format!("cpu{missing}/cache"))
@@ -420,10 +423,13 @@ pub fn from_sysfs(root: &Path) -> Result<Topology, TopoSpecError> {
             }
         };
         // Raw ids: first CPU of the shared list, or a key that cannot collide with one.
-        let first =
-            |m: &BTreeMap<CpuId, SharedList>| m.get(&cpu).and_then(|l| l.cpus.first().copied());
+        let first = |m: &BTreeMap<CpuId, SharedList>| {
+            m.get(&cpu).and_then(|l| l.cpus.first().map(|c| c.index()))
+        };
         let high = |(p, v): (usize, usize)| MAX_CPUS + p.wrapping_mul(1 << 20).wrapping_add(v);
-        let core = first(&cores).or(r.core_key.map(high)).unwrap_or(cpu);
+        let core = first(&cores)
+            .or(r.core_key.map(high))
+            .unwrap_or(cpu.index());
         let cluster = first(&clusters).or(r.cluster_id.map(high));
         let llc = first(&llcs).unwrap_or_else(|| high((r.package, 1 << 19)));
         placements.push(CpuPlacement {
@@ -460,8 +466,8 @@ pub(crate) fn drop_degenerate_clusters(t: Topology) -> Topology {
         return t;
     }
     let n = t.nr_cpus();
-    let same_as_core = (0..n).all(|c| t.cluster_span(c) == t.smt_siblings(c));
-    let same_as_llc = (0..n).all(|c| t.cluster_span(c) == t.llc_span(c));
+    let same_as_core = CpuId::range(n).all(|c| t.cluster_span(c) == t.smt_siblings(c));
+    let same_as_llc = CpuId::range(n).all(|c| t.cluster_span(c) == t.llc_span(c));
     if !(same_as_core || same_as_llc) {
         return t;
     }

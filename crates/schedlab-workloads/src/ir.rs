@@ -523,7 +523,7 @@ pub(crate) fn lower(doc: &Doc, topo: &Topology) -> Result<Built, WorkloadError> 
                 let text = subst(c, i, t.count);
                 let cpus = schedlab_topo::cpulist::parse_cpu_list(&text)
                     .map_err(|e| l.err(&t.at, format!("task '{}': cpus '{text}': {e}", t.name)))?;
-                if let Some(bad) = cpus.iter().find(|&&c| c >= l.nr_cpus) {
+                if let Some(bad) = cpus.iter().find(|&&c| c.index() >= l.nr_cpus) {
                     return Err(l.err(
                         &t.at,
                         format!(

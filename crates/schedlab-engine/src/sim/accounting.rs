@@ -14,7 +14,7 @@ use schedlab_trace::TraceEvent;
 
 impl Simulation {
     pub(super) fn finish_accounting(&mut self) {
-        for cpu in 0..self.cpus.len() {
+        for cpu in CpuId::range(self.cpus.len()) {
             self.account_mode(cpu);
         }
         self.flush_iw();
@@ -139,11 +139,11 @@ impl Simulation {
         if let Some(tr) = &mut self.trace {
             tr.events.push(TraceEvent::MigrateTask {
                 ts_ns: self.now,
-                cpu: self.executing.unwrap_or(from) as u32,
+                cpu: self.executing.unwrap_or(from).index() as u32,
                 pid: t.pid(),
                 prio: 120 + self.tasks[t].nice,
-                orig_cpu: from as u32,
-                dest_cpu: to as u32,
+                orig_cpu: from.index() as u32,
+                dest_cpu: to.index() as u32,
             });
         }
     }

@@ -52,14 +52,15 @@ impl Simulation {
             Object::Futex(f) => (&mut self.futexes[f].last_cpu, 2, c.futex_lines),
             Object::Mutex(m) => (&mut self.mutexes[m].last_cpu, 3, c.lock_lines),
         };
-        let last = slot.replace(cpu as u32);
-        let Some(last) = last.filter(|&l| l as usize != cpu) else {
+        let last = slot.replace(cpu.index() as u32);
+        let Some(last) = last.filter(|&l| l as usize != cpu.index()) else {
             return 0.0;
         };
         if lines == 0.0 {
             return 0.0;
         }
-        let cost = lines * self.refetch_per_line(Distance::of(&self.topo, last as CpuId, cpu));
+        let cost =
+            lines * self.refetch_per_line(Distance::of(&self.topo, CpuId::new(last as usize), cpu));
         self.counters.contention_ns[class] += cost as u64;
         cost
     }

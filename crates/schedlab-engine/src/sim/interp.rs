@@ -104,7 +104,7 @@ impl Simulation {
     pub(super) fn resolve_lock(&self, lock: LockRef, cpu: CpuId) -> usize {
         match lock {
             LockRef::Fixed(m) => m,
-            LockRef::PerCpu(base) => base + cpu,
+            LockRef::PerCpu(base) => base + cpu.index(),
         }
     }
 
@@ -228,7 +228,7 @@ impl Simulation {
                         // The object's lines (again, after a sleep: the writer moved them).
                         let lines = self.touch(Object::Channel(*ch), cpu);
                         let tr = &self.profile.transfer;
-                        let d = Distance::of(&self.topo, msg.cpu as CpuId, cpu);
+                        let d = Distance::of(&self.topo, CpuId::new(msg.cpu as usize), cpu);
                         let meta = self.refetch_per_line(d) * tr.message_lines;
                         let extra = self.transfer_per_byte(d) * msg.bytes as f64 + meta;
                         self.counters.transfer_cost_ns += extra as u64;

@@ -7,6 +7,7 @@ use crate::seg_timers;
 use crate::state::{TaskState, WaitOn};
 use crate::task::TaskId;
 use crate::time::Time;
+use schedlab_topo::CpuId;
 
 impl Simulation {
     /// Checks the machine's invariants; `Err` says which one broke.
@@ -42,7 +43,7 @@ impl Simulation {
                         .iter()
                         .enumerate()
                         .filter(|(_, cpu)| cpu.rq.tree.iter().any(|&(_, x)| x == i))
-                        .map(|(k, _)| k)
+                        .map(|(k, _)| CpuId::new(k))
                         .collect::<Vec<_>>();
                     if in_rq != vec![c] {
                         return Err(format!("task {i} Queued({c}) but found in rqs {in_rq:?}"));
@@ -72,7 +73,7 @@ impl Simulation {
                 TaskState::Dead => {}
             }
         }
-        for c in 0..n {
+        for c in CpuId::range(n) {
             if self.cpus[c].nr_running != nr_run[c] {
                 return Err(format!(
                     "cpu {c} nr_running {} but counted {}",
@@ -172,7 +173,7 @@ impl Simulation {
             }
         }
         // PELT: a CPU's sums are exactly the sums of its tasks' (up to float rounding).
-        for c in 0..n {
+        for c in CpuId::range(n) {
             let (mut load, mut rload, mut util) = (0.0, 0.0, 0.0);
             for t in self
                 .tasks

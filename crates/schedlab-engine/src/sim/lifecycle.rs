@@ -130,7 +130,7 @@ impl Simulation {
             if let Some(p) = parent {
                 tr.events.push(TraceEvent::ProcessFork {
                     ts_ns: self.now,
-                    cpu: prev as u32,
+                    cpu: prev.index() as u32,
                     parent_pid: p.pid(),
                     child_pid: pid,
                 });
@@ -154,10 +154,10 @@ impl Simulation {
         if let Some(tr) = &mut self.trace {
             tr.events.push(TraceEvent::WakeupNew {
                 ts_ns: self.now,
-                cpu: prev as u32,
+                cpu: prev.index() as u32,
                 pid,
                 prio: 120 + nice,
-                target_cpu: cpu as u32,
+                target_cpu: cpu.index() as u32,
             });
         }
         self.tasks[id].state = TaskState::Waking(cpu);
@@ -202,7 +202,7 @@ impl Simulation {
         if let Some(tr) = &mut self.trace {
             tr.events.push(TraceEvent::ProcessExit {
                 ts_ns: self.now,
-                cpu: cpu as u32,
+                cpu: cpu.index() as u32,
                 pid: t.pid(),
             });
         }

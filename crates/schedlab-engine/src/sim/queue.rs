@@ -182,8 +182,8 @@ impl EventQueue {
         if self.fired_seg == Some(cpu) {
             self.fired_seg = None;
             self.seg_timers.rearm_winner(key);
-        } else if key < self.seg_timers.key(cpu) {
-            self.seg_timers.lower(cpu, key);
+        } else if key < self.seg_timers.key(cpu.index()) {
+            self.seg_timers.lower(cpu.index(), key);
         }
         // Otherwise the slot holds an earlier, superseded key: it fires as a no-op and
         // re-arms itself with this one.
@@ -192,7 +192,7 @@ impl EventQueue {
 
     /// The key in `cpu`'s segment slot (it may be earlier than the live one).
     pub(super) fn seg_slot(&self, cpu: CpuId) -> u128 {
-        self.seg_timers.key(cpu)
+        self.seg_timers.key(cpu.index())
     }
 
     /// Replaces the key of the slot that just fired (the earliest) with `key`.

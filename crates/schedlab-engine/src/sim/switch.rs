@@ -116,7 +116,7 @@ impl Simulation {
             let prio = |t: Option<TaskId>| t.map_or(120, |t| 120 + self.tasks[t].nice);
             tr.events.push(TraceEvent::Switch {
                 ts_ns: self.now,
-                cpu: cpu as u32,
+                cpu: cpu.index() as u32,
                 prev_pid: prev.map_or(0, TaskId::pid),
                 prev_prio: prio(prev),
                 prev_state: if prev.is_none() {
@@ -246,7 +246,7 @@ impl Simulation {
         self.events.push(
             self.now + exit,
             Event::CpuReady {
-                cpu: cpu as u32,
+                cpu: cpu.index() as u32,
                 g_n,
             },
         );

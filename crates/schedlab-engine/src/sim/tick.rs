@@ -25,7 +25,7 @@ impl Simulation {
         self.events.push(
             next,
             Event::Tick {
-                cpu: cpu as u32,
+                cpu: cpu.index() as u32,
                 g_n,
             },
         );

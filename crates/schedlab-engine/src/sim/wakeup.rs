@@ -39,7 +39,7 @@ impl Simulation {
             self.policy
                 .select_task_rq(&ctx, &view, &mut self.hints, &mut rec)
         };
-        let cpu = if cpu < self.cpus.len() && self.tasks[p].allowed.contains(cpu) {
+        let cpu = if cpu.index() < self.cpus.len() && self.tasks[p].allowed.contains(cpu) {
             cpu
         } else {
             self.fallback_cpu(p, prev)
@@ -62,11 +62,11 @@ impl Simulation {
         if let Some(tr) = &mut self.trace {
             tr.events.push(TraceEvent::Placement {
                 ts_ns: self.now,
-                cpu: waker_cpu as u32,
+                cpu: waker_cpu.index() as u32,
                 waker_pid: waker.map_or(0, TaskId::pid),
                 wakee_pid: p.pid(),
-                prev_cpu: prev as u32,
-                target_cpu: cpu as u32,
+                prev_cpu: prev.index() as u32,
+                target_cpu: cpu.index() as u32,
                 path: rec.to_string(),
                 examined: rec.examined + rec.examined_remote,
             });
@@ -179,10 +179,10 @@ impl Simulation {
         if let Some(tr) = &mut self.trace {
             tr.events.push(TraceEvent::Waking {
                 ts_ns: self.now,
-                cpu: waker_cpu as u32,
+                cpu: waker_cpu.index() as u32,
                 pid: p.pid(),
                 prio: 120 + self.tasks[p].nice,
-                target_cpu: cpu as u32,
+                target_cpu: cpu.index() as u32,
             });
         }
         if cpu != self.tasks[p].cpu {
@@ -226,7 +226,7 @@ impl Simulation {
                 self.now + delay,
                 Event::Arrive {
                     task: p.index() as u32,
-                    cpu: cpu as u32,
+                    cpu: cpu.index() as u32,
                     flags: flags.bits(),
                 },
             );
@@ -264,10 +264,10 @@ impl Simulation {
         {
             tr.events.push(TraceEvent::Wakeup {
                 ts_ns: self.now,
-                cpu: cpu as u32,
+                cpu: cpu.index() as u32,
                 pid: p.pid(),
                 prio: 120 + self.tasks[p].nice,
-                target_cpu: cpu as u32,
+                target_cpu: cpu.index() as u32,
             });
         }
         let sync = flags.contains(WakeFlags::SYNC);

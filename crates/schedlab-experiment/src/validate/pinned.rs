@@ -5,6 +5,7 @@
 use crate::ExperimentError;
 use schedlab_engine::bench::pingpong_pairs;
 use schedlab_engine::{EndReason, MachineProfile, SimOptions, Simulation};
+use schedlab_topo::CpuId;
 use std::sync::Arc;
 
 /// ns per round trip of the stacked and the split placement on `preset` under `variant`.
@@ -13,11 +14,13 @@ pub fn pinned_pair(preset: &str, variant: &str, loops: u64) -> Result<(f64, f64)
         schedlab_topo::preset(preset)
             .ok_or_else(|| ExperimentError::Input(format!("unknown preset {preset}")))?,
     );
-    let other_llc = (0..topo.nr_cpus())
-        .find(|&c| !topo.cpus_share_cache(0, c))
+    let cpu0 = CpuId::new(0);
+    let other_llc = topo
+        .cpu_ids()
+        .find(|&c| !topo.cpus_share_cache(cpu0, c))
         .ok_or_else(|| ExperimentError::Input(format!("{preset} has a single LLC")))?;
     let mut out = [0.0; 2];
-    for (i, (a, b)) in [(0, 0), (0, other_llc)].into_iter().enumerate() {
+    for (i, (a, b)) in [(cpu0, cpu0), (cpu0, other_llc)].into_iter().enumerate() {
         let mut w = pingpong_pairs(1, 0, loops, None);
         let n = topo.nr_cpus();
         w.specs[0].affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [a]));

@@ -18,6 +18,7 @@ use crate::error::HostError;
 use crate::spec::Params;
 use crate::sys::{self, NEVER, Stop};
 use schedlab_metrics::native::PipeReport;
+use schedlab_topo::CpuId;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +34,7 @@ pub(crate) struct PipeParams {
     pub threads: bool,
     pub pairs: u64,
     /// CPUs side A and side B are pinned to (`None`: unpinned).
-    pub pin: [Option<usize>; 2],
+    pub pin: [Option<CpuId>; 2],
 }
 
 impl PipeParams {
@@ -48,11 +49,11 @@ impl PipeParams {
 }
 
 /// An `auto` (unpinned) or CPU-number parameter, checked against this process's affinity.
-fn pin_cpu(p: &mut Params, key: &'static str) -> Result<Option<usize>, HostError> {
+fn pin_cpu(p: &mut Params, key: &'static str) -> Result<Option<CpuId>, HostError> {
     let Some(cpu) = p.auto_u64(key, 0, 4095)? else {
         return Ok(None);
     };
-    let cpu = cpu as usize;
+    let cpu = CpuId::new(cpu as usize);
     if !sys::allowed_cpus().contains(&cpu) {
         return Err(HostError::BadValue {
             workload: "pipe".into(),
@@ -68,7 +69,7 @@ fn pin_cpu(p: &mut Params, key: &'static str) -> Result<Option<usize>, HostError
 }
 
 /// Pins the calling task to `cpu` if one is given.
-fn pin(cpu: Option<usize>) -> Result<(), Stop> {
+fn pin(cpu: Option<CpuId>) -> Result<(), Stop> {
     match cpu {
         Some(c) => {
             sys::pin_to_cpu(c).map_err(|e| Stop::Errno(e.raw_os_error().unwrap_or(libc::EINVAL)))

@@ -257,12 +257,12 @@ impl Shared {
             if self.stopped() {
                 return;
             }
-            let cpu = sys::current_cpu() % n;
+            let cpu = sys::current_cpu().index() % n;
             let l = &self.per_cpu_lock[cpu];
             if l.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
-                if sys::current_cpu() % n == cpu {
+                if sys::current_cpu().index() % n == cpu {
                     self.work(m);
                     l.store(false, Ordering::Release);
                     return;

@@ -2,6 +2,7 @@
 //! (read by `schedlab_topo`'s sysfs reader, the one the simulator's `--topology host` uses),
 //! which CPU pairs stand for each distance class, and what machine and kernel this is.
 
+use schedlab_topo::CpuId;
 use schedlab_topo::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 use schedlab_vocab::DistanceClass;
 use std::collections::BTreeMap;
@@ -14,7 +15,7 @@ pub struct HostCpus {
     /// one node, when sysfs cannot be read).
     pub topology: Topology,
     /// CPUs this process may use (its affinity mask), ascending.
-    pub cpus: Vec<usize>,
+    pub cpus: Vec<CpuId>,
     /// Cache line size, bytes (sysfs `coherency_line_size`).
     pub line_bytes: Option<u64>,
     /// Why the flat fallback was used, if it was.
@@ -23,12 +24,12 @@ pub struct HostCpus {
 
 impl HostCpus {
     /// Reads the sysfs tree at `root` (normally `/sys`) and keeps the `allowed` CPUs it knows.
-    pub fn read(root: &Path, allowed: Vec<usize>) -> HostCpus {
+    pub fn read(root: &Path, allowed: Vec<CpuId>) -> HostCpus {
         match schedlab_topo::sysfs::from_sysfs(root) {
             Ok(topology) => {
                 let cpus = allowed
                     .into_iter()
-                    .filter(|&c| c < topology.nr_cpus())
+                    .filter(|&c| c.index() < topology.nr_cpus())
                     .collect();
                 HostCpus {
                     topology,
@@ -43,12 +44,12 @@ impl HostCpus {
 
     /// Every allowed CPU its own core, all in one LLC and one node: what can be assumed when
     /// sysfs says nothing.
-    pub(super) fn flat(allowed: Vec<usize>, why: String) -> HostCpus {
-        let n = allowed.iter().max().map_or(1, |&m| m + 1);
-        let placements = (0..n)
+    pub(super) fn flat(allowed: Vec<CpuId>, why: String) -> HostCpus {
+        let n = allowed.iter().max().map_or(1, |&m| m.index() + 1);
+        let placements = CpuId::range(n)
             .map(|cpu| CpuPlacement {
                 cpu,
-                core: cpu,
+                core: cpu.index(),
                 cluster: None,
                 llc: 0,
                 package: 0,
@@ -72,12 +73,12 @@ impl HostCpus {
     }
 
     /// The distance class of two CPUs.
-    pub fn class(&self, a: usize, b: usize) -> DistanceClass {
+    pub fn class(&self, a: CpuId, b: CpuId) -> DistanceClass {
         self.topology.distance_class(a, b)
     }
 
     /// One CPU pair per class present, the first CPU being the lowest allowed one when it can.
-    pub fn representative_pairs(&self) -> BTreeMap<DistanceClass, (usize, usize)> {
+    pub fn representative_pairs(&self) -> BTreeMap<DistanceClass, (CpuId, CpuId)> {
         let mut m = BTreeMap::new();
         for (i, &a) in self.cpus.iter().enumerate() {
             for &b in &self.cpus[i + 1..] {
@@ -193,25 +194,37 @@ mod tests {
         w("node/node0/distance", "10 20");
         w("node/node1/cpulist", "3");
         w("node/node1/distance", "20 10");
-        let t = HostCpus::read(root, vec![0, 1, 2, 3]);
+        let t = HostCpus::read(root, CpuId::range(4).collect());
         assert_eq!(t.fallback, None);
-        assert_eq!(t.class(0, 1), DistanceClass::Smt);
-        assert_eq!(t.class(0, 2), DistanceClass::Llc);
-        assert_eq!(t.class(2, 3), DistanceClass::CrossNode);
+        assert_eq!(t.class(CpuId::new(0), CpuId::new(1)), DistanceClass::Smt);
+        assert_eq!(t.class(CpuId::new(0), CpuId::new(2)), DistanceClass::Llc);
+        assert_eq!(
+            t.class(CpuId::new(2), CpuId::new(3)),
+            DistanceClass::CrossNode
+        );
         assert_eq!(t.line_bytes, Some(64));
         let pairs = t.representative_pairs();
-        assert_eq!(pairs.get(&DistanceClass::Smt), Some(&(0, 1)));
-        assert_eq!(pairs.get(&DistanceClass::Llc), Some(&(0, 2)));
+        assert_eq!(
+            pairs.get(&DistanceClass::Smt),
+            Some(&(CpuId::new(0), CpuId::new(1)))
+        );
+        assert_eq!(
+            pairs.get(&DistanceClass::Llc),
+            Some(&(CpuId::new(0), CpuId::new(2)))
+        );
         assert_eq!(pairs.get(&DistanceClass::CrossLlc), None);
-        assert_eq!(pairs.get(&DistanceClass::CrossNode), Some(&(0, 3)));
+        assert_eq!(
+            pairs.get(&DistanceClass::CrossNode),
+            Some(&(CpuId::new(0), CpuId::new(3)))
+        );
     }
 
     #[test]
     fn unreadable_sysfs_gives_a_flat_machine() {
         let dir = tempfile::tempdir().unwrap();
-        let t = HostCpus::read(dir.path(), vec![0, 2]);
+        let t = HostCpus::read(dir.path(), vec![CpuId::new(0), CpuId::new(2)]);
         assert!(t.fallback.is_some());
-        assert_eq!(t.class(0, 2), DistanceClass::Llc);
+        assert_eq!(t.class(CpuId::new(0), CpuId::new(2)), DistanceClass::Llc);
         assert_eq!(t.representative_pairs().len(), 1);
     }
 }

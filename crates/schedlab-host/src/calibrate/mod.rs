@@ -45,6 +45,7 @@ use crate::control::Deadline;
 use crate::error::HostError;
 use crate::sys::{self, NEVER};
 use probes::{futex_wakes, ping_pong, refetch_per_line, spin_rate, tcp_pair};
+use schedlab_topo::CpuId;
 use schedlab_vocab::DistanceClass;
 use stats::{measure, median, ns_since};
 use std::collections::BTreeMap;
@@ -121,7 +122,7 @@ pub struct Calibration {
     /// The topology the pairs were chosen from.
     pub topology: HostCpus,
     /// CPU pairs measured, per class.
-    pub pairs: BTreeMap<DistanceClass, (usize, usize)>,
+    pub pairs: BTreeMap<DistanceClass, (CpuId, CpuId)>,
     /// Profile values measured, by `section.key` (e.g. `cpu.ctx_switch_ns`).
     pub measured: BTreeMap<String, Measurement>,
     /// Pipe round trip (4 B), ns: `stacked` and one entry per pair class measured.
@@ -166,7 +167,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     let deadline = Deadline::new(opts.budget * 3 + Duration::from_secs(30));
     let topology = HostCpus::read(std::path::Path::new("/sys"), sys::allowed_cpus());
     let pairs = topology.representative_pairs();
-    let a = topology.cpus.first().copied().unwrap_or(0);
+    let a = topology.cpus.first().copied().unwrap_or(CpuId::new(0));
     // Measurements: syscall and pipe/unix/TCP write+read (half a share each), 2 stacked
     // ping-pongs, 64 KiB stacked, and per class a 4 B and a 64 KiB ping-pong; plus the short
     // fixed-size ones.

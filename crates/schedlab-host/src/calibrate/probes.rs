@@ -7,6 +7,7 @@ use super::{CalibrateOptions, Measurement};
 use crate::control::Deadline;
 use crate::error::HostError;
 use crate::sys::{self, NEVER};
+use schedlab_topo::CpuId;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -31,7 +32,7 @@ fn echo(rd: RawFd, wr: RawFd, buf: &mut [u8]) {
 }
 
 impl Partner {
-    fn start(cpu: usize, size: usize, process: bool) -> Result<Partner, HostError> {
+    fn start(cpu: CpuId, size: usize, process: bool) -> Result<Partner, HostError> {
         let io = |e| HostError::io("calibrate: pipe", e);
         let (ar, aw) = sys::pipe().map_err(io)?; // to partner
         let (br, bw) = sys::pipe().map_err(io)?; // from partner
@@ -115,7 +116,7 @@ impl Drop for Partner {
 
 /// Runs `f` on a thread pinned to `cpu` and returns its result.
 fn on_cpu<T: Send + 'static>(
-    cpu: usize,
+    cpu: CpuId,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, HostError> {
     std::thread::Builder::new()
@@ -133,8 +134,8 @@ fn on_cpu<T: Send + 'static>(
 
 /// Ping-pong round trip in ns with the caller on `a` and the partner on `b`.
 pub(super) fn ping_pong(
-    a: usize,
-    b: usize,
+    a: CpuId,
+    b: CpuId,
     size: usize,
     process: bool,
     budget: Duration,
@@ -151,7 +152,7 @@ pub(super) fn ping_pong(
 const REFETCH_BYTES: usize = 256 << 10;
 
 /// ns per line to read a buffer last written on `a` from `b`, minus the hot read on `b`.
-pub(super) fn refetch_per_line(a: usize, b: usize, line: usize) -> Result<f64, HostError> {
+pub(super) fn refetch_per_line(a: CpuId, b: CpuId, line: usize) -> Result<f64, HostError> {
     let buf: Vec<u64> = vec![0; REFETCH_BYTES / 8];
     let mut buf = on_cpu(a, move || {
         let mut buf = buf;
@@ -185,8 +186,8 @@ pub(super) fn refetch_per_line(a: usize, b: usize, line: usize) -> Result<f64, H
 /// Median wake-up latency to an idle CPU `b` from `a` over `n` wake-ups, and the median
 /// waker-side FUTEX_WAKE time; with `a == b` only the waker side is meaningful.
 pub(super) fn futex_wakes(
-    a: usize,
-    b: usize,
+    a: CpuId,
+    b: CpuId,
     n: u64,
     idle: Duration,
 ) -> Result<(f64, f64), HostError> {
@@ -278,7 +279,7 @@ pub(super) fn futex_wakes(
 }
 
 /// Busy-loop work per ns on `cpus` at once, per thread.
-pub(super) fn spin_rate(cpus: &[usize], dur: Duration) -> Result<f64, HostError> {
+pub(super) fn spin_rate(cpus: &[CpuId], dur: Duration) -> Result<f64, HostError> {
     let handles: Vec<_> = cpus
         .iter()
         .map(|&c| {

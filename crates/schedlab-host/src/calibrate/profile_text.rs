@@ -5,6 +5,7 @@
 use super::Calibration;
 use super::host::absent_reason;
 use schedlab_profile::MachineProfile;
+use schedlab_topo::CpuId;
 use schedlab_vocab::DistanceClass;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -298,7 +299,7 @@ impl Calibration {
     }
 }
 
-fn list(cpus: &[usize]) -> String {
+fn list(cpus: &[CpuId]) -> String {
     cpus.iter()
         .map(|c| c.to_string())
         .collect::<Vec<_>>()
@@ -316,7 +317,7 @@ mod tests {
             cpu_model: "Test CPU \"X\"".into(),
             kernel: "6.1.0".into(),
             date: "2026-01-02".into(),
-            topology: HostCpus::flat(cpus, "test".into()),
+            topology: HostCpus::flat(cpus.into_iter().map(CpuId::new).collect(), "test".into()),
             pairs: BTreeMap::new(),
             measured: BTreeMap::new(),
             round_trips: BTreeMap::new(),
@@ -347,7 +348,8 @@ mod tests {
     #[test]
     fn measured_values_replace_defaults_with_their_statistics() {
         let mut c = empty_calibration(vec![0, 1]);
-        c.pairs.insert(DistanceClass::Llc, (0, 1));
+        c.pairs
+            .insert(DistanceClass::Llc, (CpuId::new(0), CpuId::new(1)));
         let m = |value| Measurement {
             value,
             runs: 7,

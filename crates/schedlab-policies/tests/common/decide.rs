@@ -6,7 +6,7 @@ use schedlab_engine::task::TaskId;
 use schedlab_engine::{PlacementRecord, WakeCtx};
 use schedlab_policies::machine::FakeMachine;
 use schedlab_policies::{LinuxPolicy, settings};
-use schedlab_topo::{Topology, regular};
+use schedlab_topo::{CpuId, Topology, regular};
 
 pub const W: TaskId = TaskId::new(0); // the waker task
 pub const P: TaskId = TaskId::new(1); // the wakee
@@ -44,8 +44,8 @@ pub fn wake(this: usize, prev: usize, flags: WakeFlags) -> WakeCtx {
         now: NOW,
         wakee: P,
         waker: Some(W),
-        waker_cpu: this,
-        prev_cpu: prev,
+        waker_cpu: CpuId::new(this),
+        prev_cpu: CpuId::new(prev),
         flags,
     }
 }
@@ -55,8 +55,8 @@ pub fn irq(cpu: usize, prev: usize) -> WakeCtx {
         now: NOW,
         wakee: P,
         waker: None,
-        waker_cpu: cpu,
-        prev_cpu: prev,
+        waker_cpu: CpuId::new(cpu),
+        prev_cpu: CpuId::new(prev),
         flags: TTWU,
     }
 }
@@ -65,7 +65,7 @@ pub type Setup = Box<dyn Fn(&mut FakeMachine, &mut Hints)>;
 
 pub fn busy(cpus: &'static [usize], nr: u32) -> Setup {
     Box::new(move |m, _| {
-        m.busy(cpus.iter().copied(), nr);
+        m.busy(cpus.iter().copied().map(CpuId::new), nr);
     })
 }
 
@@ -90,7 +90,8 @@ pub fn f(g: impl Fn(&mut FakeMachine, &mut Hints) + 'static) -> Setup {
     Box::new(g)
 }
 
-/// Builds the state, runs the variant's decision, returns (cpu, record, hints, machine).
+/// Builds the state, runs the variant's decision, returns (cpu, record, hints, machine);
+/// the tables name CPUs by number, so the CPU comes back as one.
 pub fn run(
     variant: &str,
     topo: Topology,
@@ -104,7 +105,7 @@ pub fn run(
     let mut pol = LinuxPolicy::new(s, variant);
     let mut rec = PlacementRecord::default();
     let cpu = pol.select(&ctx, &m, &mut h, &mut rec);
-    (cpu, rec, h, m)
+    (cpu.index(), rec, h, m)
 }
 
 /// The one helper every table row goes through.

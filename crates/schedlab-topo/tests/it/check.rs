@@ -6,7 +6,7 @@ use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuSet, DomainEra, SchedDomains, Topology};
 
 fn exactly_once(t: &Topology, sets: &[CpuSet], what: &str) {
-    for c in 0..t.nr_cpus() {
+    for c in t.cpu_ids() {
         let n = sets.iter().filter(|s| s.contains(c)).count();
         assert_eq!(n, 1, "CPU {c} is in {n} {what}s");
     }
@@ -20,7 +20,7 @@ pub fn check_topology(t: &Topology) {
     exactly_once(t, t.llcs(), "LLC");
     exactly_once(t, t.packages(), "package");
     exactly_once(t, t.nodes(), "node");
-    for c in 0..t.nr_cpus() {
+    for c in t.cpu_ids() {
         let info = t.cpu(c);
         assert_eq!(info.id, c);
         assert!(t.smt_siblings(c).contains(c));
@@ -60,7 +60,7 @@ fn disjoint(groups: &[CpuSet]) -> bool {
 pub fn check_domains(t: &Topology, era: DomainEra) -> SchedDomains {
     let sd = SchedDomains::build(t, era);
     let n = t.nr_cpus();
-    for cpu in 0..n {
+    for cpu in t.cpu_ids() {
         let chain = sd.of(cpu);
         if n > 1 {
             let top = chain.last().expect("a multi-CPU machine has domains");
@@ -147,7 +147,7 @@ pub fn check_domains(t: &Topology, era: DomainEra) -> SchedDomains {
             Some(d) => assert!(d.has(flags::NUMA) && t.nr_nodes() > 1),
             None => assert!(t.nr_nodes() == 1 || chain.iter().all(|d| !d.has(flags::NUMA))),
         }
-        for other in 0..n {
+        for other in t.cpu_ids() {
             if other == cpu {
                 continue;
             }

@@ -1,13 +1,17 @@
 //! The sched-domain tree of the presets against the kernel's domain builder: levels, degenerate
 //! levels dropped, groups, flags and the per-era numbers of `sd_init()` (checked by hand).
 
+use schedlab_topo::CpuId;
 use schedlab_topo::domains::flags::*;
 use schedlab_topo::{CpuPlacement, DomainEra, SchedDomains, Topology, preset};
 
 use crate::check::check_all;
 
 fn names(sd: &SchedDomains, cpu: usize) -> Vec<String> {
-    sd.of(cpu).iter().map(|d| d.level.name()).collect()
+    sd.of(CpuId::new(cpu))
+        .iter()
+        .map(|d| d.level.name())
+        .collect()
 }
 
 fn list(s: &schedlab_topo::CpuSet) -> String {
@@ -27,7 +31,7 @@ fn core2quad_has_mc_and_pkg_with_era_numbers() {
     let t = preset("core2quad").unwrap();
     let sd = SchedDomains::build(&t, DomainEra::Linux510);
     assert_eq!(names(&sd, 2), vec!["MC", "PKG"]);
-    let mc = &sd.of(2)[0];
+    let mc = &sd.of(CpuId::new(2))[0];
     assert_eq!(list(&mc.span), "2-3");
     assert_eq!(
         mc.groups.iter().map(list).collect::<Vec<_>>(),
@@ -35,7 +39,7 @@ fn core2quad_has_mc_and_pkg_with_era_numbers() {
     );
     assert!(mc.has(SHARE_LLC) && mc.has(WAKE_AFFINE) && mc.has(PREFER_SIBLING));
     assert!(!mc.has(SHARE_CPUCAPACITY) && !mc.has(BALANCE_WAKE));
-    let pkg = &sd.of(2)[1];
+    let pkg = &sd.of(CpuId::new(2))[1];
     assert_eq!(
         pkg.groups.iter().map(list).collect::<Vec<_>>(),
         vec!["2-3", "0-1"]
@@ -60,20 +64,20 @@ fn core2quad_has_mc_and_pkg_with_era_numbers() {
         ),
         (117, 1, 4, 8)
     );
-    assert_eq!(sd.sd_llc(2).unwrap().span_weight, 2);
+    assert_eq!(sd.sd_llc(CpuId::new(2)).unwrap().span_weight, 2);
     // 3.x: MC 117, others 125, busy_factor 32.
     let sd = SchedDomains::build(&t, DomainEra::Linux3);
     assert_eq!(
         (
-            sd.of(0)[0].imbalance_pct,
-            sd.of(0)[1].imbalance_pct,
-            sd.of(0)[1].busy_factor
+            sd.of(CpuId::new(0))[0].imbalance_pct,
+            sd.of(CpuId::new(0))[1].imbalance_pct,
+            sd.of(CpuId::new(0))[1].busy_factor
         ),
         (117, 125, 32)
     );
     // 2.6: 125 except SMT, busy_factor 64, intervals 1..4.
     let sd = SchedDomains::build(&t, DomainEra::Linux26);
-    let d = &sd.of(0)[0];
+    let d = &sd.of(CpuId::new(0))[0];
     assert_eq!(
         (
             d.imbalance_pct,
@@ -90,7 +94,7 @@ fn desktop_smt_level() {
     let t = preset("desktop-4c8t").unwrap();
     let sd = SchedDomains::build(&t, DomainEra::Linux510);
     assert_eq!(names(&sd, 5), vec!["SMT", "MC"]);
-    let smt = &sd.of(5)[0];
+    let smt = &sd.of(CpuId::new(5))[0];
     assert_eq!(list(&smt.span), "1,5");
     assert_eq!(
         smt.groups.iter().map(list).collect::<Vec<_>>(),
@@ -98,13 +102,13 @@ fn desktop_smt_level() {
     );
     assert!(smt.has(SHARE_CPUCAPACITY) && smt.has(SHARE_LLC));
     assert_eq!((smt.imbalance_pct, smt.cache_nice_tries), (110, 0));
-    let mc = &sd.of(5)[1];
+    let mc = &sd.of(CpuId::new(5))[1];
     assert_eq!(
         mc.groups.iter().map(list).collect::<Vec<_>>(),
         vec!["1,5", "2,6", "3,7", "0,4"]
     );
-    assert_eq!(sd.sd_llc(5).unwrap().level.name(), "MC");
-    assert!(sd.sd_numa(5).is_none());
+    assert_eq!(sd.sd_llc(CpuId::new(5)).unwrap().level.name(), "MC");
+    assert!(sd.sd_numa(CpuId::new(5)).is_none());
 }
 
 #[test]
@@ -113,8 +117,8 @@ fn tx7_per_cpu_llc_and_numa() {
     let sd = SchedDomains::build(&t, DomainEra::Linux26);
     // Per-CPU LLC: SMT and MC are single CPUs, so the node's package is the lowest level.
     assert_eq!(names(&sd, 3), vec!["PKG", "NUMA1"]);
-    assert!(sd.sd_llc(3).is_none());
-    let numa = &sd.of(3)[1];
+    assert!(sd.sd_llc(CpuId::new(3)).is_none());
+    let numa = &sd.of(CpuId::new(3))[1];
     assert_eq!(
         numa.groups.iter().map(list).collect::<Vec<_>>(),
         vec!["2-3", "4-5", "6-7", "0-1"]
@@ -140,14 +144,14 @@ fn zen3_ccx_levels() {
     let t = preset("zen3-2s64c").unwrap();
     let sd = SchedDomains::build(&t, DomainEra::Linux510);
     assert_eq!(names(&sd, 0), vec!["SMT", "MC", "PKG", "NUMA1"]);
-    let c = sd.of(130);
+    let c = sd.of(CpuId::new(130));
     assert_eq!(list(&c[1].span), "0-7,128-135");
     assert_eq!(c[1].groups.len(), 8);
     assert_eq!(list(&c[2].span), "0-63,128-191");
     assert_eq!(c[2].groups.len(), 8);
     assert_eq!(c[3].groups.len(), 2);
-    assert_eq!(t.llc_size(130), 16);
-    assert_eq!(t.llc_id(130), 0);
+    assert_eq!(t.llc_size(CpuId::new(130)), 16);
+    assert_eq!(t.llc_id(CpuId::new(130)), CpuId::new(0));
 }
 
 #[test]
@@ -155,17 +159,17 @@ fn kunpeng_cluster_level() {
     let t = preset("kunpeng920-2n").unwrap();
     let sd = SchedDomains::build(&t, DomainEra::Linux510);
     assert_eq!(names(&sd, 30), vec!["CLS", "MC", "NUMA1"]);
-    let cls = &sd.of(30)[0];
+    let cls = &sd.of(CpuId::new(30))[0];
     assert_eq!(list(&cls.span), "28-31");
     assert!(cls.has(CLUSTER) && cls.has(SHARE_LLC));
     assert_eq!((cls.imbalance_pct, cls.cache_nice_tries), (117, 1));
-    let mc = &sd.of(30)[1];
+    let mc = &sd.of(CpuId::new(30))[1];
     assert_eq!(
         mc.groups.iter().map(list).collect::<Vec<_>>(),
         vec!["28-31", "32-35", "36-39", "40-43", "44-47", "24-27"]
     );
-    assert_eq!(sd.sd_llc(30).unwrap().level.name(), "MC");
-    assert_eq!(sd.of(30)[2].numa_distance, Some(12));
+    assert_eq!(sd.sd_llc(CpuId::new(30)).unwrap().level.name(), "MC");
+    assert_eq!(sd.of(CpuId::new(30))[2].numa_distance, Some(12));
 }
 
 fn machine(
@@ -176,7 +180,7 @@ fn machine(
 ) -> Topology {
     let placements = (0..nodes * per_node)
         .map(|cpu| CpuPlacement {
-            cpu,
+            cpu: CpuId::new(cpu),
             core: cpu,
             cluster: None,
             llc: cpu / per_node,
@@ -201,14 +205,14 @@ fn three_distance_levels_and_far_nodes() {
     check_all(&t);
     let sd = SchedDomains::build(&t, DomainEra::Linux510);
     assert_eq!(names(&sd, 0), vec!["MC", "NUMA1", "NUMA2"]);
-    let n1 = &sd.of(0)[1];
+    let n1 = &sd.of(CpuId::new(0))[1];
     assert_eq!(list(&n1.span), "0-3,6-7");
     assert_eq!(
         n1.groups.iter().map(list).collect::<Vec<_>>(),
         vec!["0-1", "2-3", "6-7"]
     );
     assert!(n1.has(WAKE_AFFINE));
-    let n2 = &sd.of(0)[2];
+    let n2 = &sd.of(CpuId::new(0))[2];
     assert_eq!(n2.span_weight, 8);
     // The kernel's overlapping groups: the child (NUMA1) spans of CPU 0, then of the
     // first CPU not yet covered (4, on node 2).
@@ -230,7 +234,7 @@ fn package_holding_two_nodes_keeps_numa() {
     // Two packages in one node: the package is the LLC (MC), the node is one level up.
     let placements = (0..4)
         .map(|cpu| CpuPlacement {
-            cpu,
+            cpu: CpuId::new(cpu),
             core: cpu,
             cluster: None,
             llc: cpu / 2,
@@ -244,7 +248,11 @@ fn package_holding_two_nodes_keeps_numa() {
     let sd = SchedDomains::build(&t, DomainEra::Linux510);
     assert_eq!(names(&sd, 3), vec!["MC", "NODE"]);
     assert_eq!(
-        sd.of(3)[1].groups.iter().map(list).collect::<Vec<_>>(),
+        sd.of(CpuId::new(3))[1]
+            .groups
+            .iter()
+            .map(list)
+            .collect::<Vec<_>>(),
         vec!["2-3", "0-1"]
     );
 }

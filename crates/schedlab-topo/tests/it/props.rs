@@ -2,6 +2,7 @@
 //! compact string and numactl text) and pass the consistency checks of `check.rs`.
 
 use proptest::prelude::*;
+use schedlab_topo::CpuId;
 use schedlab_topo::spec::{TopologyOptions, parse_topology};
 use schedlab_topo::{CpuPlacement, DomainEra, SchedDomains, Topology};
 
@@ -91,7 +92,7 @@ fn build(s: &Shape) -> Topology {
                 core * s.threads + t
             };
             placements.push(CpuPlacement {
-                cpu: perm[logical],
+                cpu: CpuId::new(perm[logical]),
                 core,
                 cluster: (s.clusters_per_llc > 0).then_some(core / s.cores_per_cluster),
                 llc,

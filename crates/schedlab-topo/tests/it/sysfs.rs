@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use schedlab_topo::CpuId;
 use schedlab_topo::spec::{TopologyOptions, parse_topology};
 use schedlab_topo::sysfs::from_sysfs;
 use schedlab_topo::{DomainEra, SchedDomains, Topology};
@@ -57,7 +58,7 @@ fn vm_tree_two_cpus_one_node() {
     // Its clusters are single cores: dropped as degenerate.
     assert!(!t.has_clusters());
     assert_eq!(t.distances(), &[vec![10]]);
-    assert!(t.cpus_share_cache(0, 1));
+    assert!(t.cpus_share_cache(CpuId::new(0), CpuId::new(1)));
     check_all(&t);
 }
 
@@ -71,16 +72,20 @@ fn two_nodes_smt() {
     );
     assert_eq!((t.nr_llcs(), t.nr_packages(), t.nr_nodes()), (2, 2, 2));
     assert!(!t.has_clusters());
-    assert_eq!(t.smt_siblings(3).to_list_string(), "3,11");
-    assert_eq!(t.smt_siblings(12).to_list_string(), "4,12");
-    assert_eq!(t.llc_span(12).to_list_string(), "4-7,12-15");
-    assert_eq!(t.node_span(9).to_list_string(), "0-3,8-11");
+    assert_eq!(t.smt_siblings(CpuId::new(3)).to_list_string(), "3,11");
+    assert_eq!(t.smt_siblings(CpuId::new(12)).to_list_string(), "4,12");
+    assert_eq!(t.llc_span(CpuId::new(12)).to_list_string(), "4-7,12-15");
+    assert_eq!(t.node_span(CpuId::new(9)).to_list_string(), "0-3,8-11");
     assert_eq!(t.distances(), &[vec![10, 21], vec![21, 10]]);
     check_all(&t);
     let sd = SchedDomains::build(&t, DomainEra::Linux510);
-    let names: Vec<String> = sd.of(0).iter().map(|d| d.level.name()).collect();
+    let names: Vec<String> = sd
+        .of(CpuId::new(0))
+        .iter()
+        .map(|d| d.level.name())
+        .collect();
     assert_eq!(names, vec!["SMT", "MC", "NUMA1"]);
-    assert_eq!(sd.of(0)[2].numa_distance, Some(21));
+    assert_eq!(sd.of(CpuId::new(0))[2].numa_distance, Some(21));
 }
 
 #[test]
@@ -95,16 +100,20 @@ fn one_node_two_llcs_with_clusters_and_capacity() {
         (4, 2, 1, 1)
     );
     assert!(t.has_clusters());
-    assert_eq!(t.cluster_span(9).to_list_string(), "8-11");
-    assert_eq!(t.llc_span(9).to_list_string(), "8-15");
-    assert_eq!(t.cpu(7).capacity, 1024);
-    assert_eq!(t.cpu(8).capacity, 512);
+    assert_eq!(t.cluster_span(CpuId::new(9)).to_list_string(), "8-11");
+    assert_eq!(t.llc_span(CpuId::new(9)).to_list_string(), "8-15");
+    assert_eq!(t.cpu(CpuId::new(7)).capacity, 1024);
+    assert_eq!(t.cpu(CpuId::new(8)).capacity, 512);
     assert_eq!(t.distances(), &[vec![10]]);
     check_all(&t);
     let sd = SchedDomains::build(&t, DomainEra::Linux510);
-    let names: Vec<String> = sd.of(9).iter().map(|d| d.level.name()).collect();
+    let names: Vec<String> = sd
+        .of(CpuId::new(9))
+        .iter()
+        .map(|d| d.level.name())
+        .collect();
     assert_eq!(names, vec!["CLS", "MC", "PKG"]);
-    let mc = &sd.of(9)[1];
+    let mc = &sd.of(CpuId::new(9))[1];
     assert_eq!(
         mc.groups
             .iter()
@@ -112,7 +121,10 @@ fn one_node_two_llcs_with_clusters_and_capacity() {
             .collect::<Vec<_>>(),
         vec!["8-11", "12-15"]
     );
-    assert!(t.cpus_share_resources(8, 11) && !t.cpus_share_resources(8, 12));
+    assert!(
+        t.cpus_share_resources(CpuId::new(8), CpuId::new(11))
+            && !t.cpus_share_resources(CpuId::new(8), CpuId::new(12))
+    );
 }
 
 #[test]
@@ -255,7 +267,7 @@ fn cpu_capacity_outside_1_to_1024_is_refused() {
     }
     let (_d, root) = scratch("1node-2llc-clusters");
     write(&root, "cpu/cpu8/cpu_capacity", "1");
-    assert_eq!(host_at(&root).unwrap().cpu(8).capacity, 1);
+    assert_eq!(host_at(&root).unwrap().cpu(CpuId::new(8)).capacity, 1);
 }
 
 /// Issue 22, defect 5: an attribute that is a FIFO (blocked forever), a link to /dev/zero

@@ -18,7 +18,7 @@ use schedlab_engine::task::Op;
 use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
 use schedlab_metrics::native::{PipeReport, format_perf_pipe};
 use schedlab_metrics::{Better, Metric};
-use schedlab_topo::{CpuSet, Topology};
+use schedlab_topo::{CpuId, CpuSet, Topology};
 use std::sync::Arc;
 
 /// The catalog entry of `pipe`: its parameters (names as the real tool calls them),
@@ -70,7 +70,7 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
         }
         Ok(cpu.map(|c| {
             let mut set = CpuSet::new(topo.nr_cpus());
-            set.insert(c as usize);
+            set.insert(CpuId::new(c as usize));
             set
         }))
     };
