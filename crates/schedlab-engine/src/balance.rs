@@ -13,7 +13,7 @@
 //! ([`BalanceOut::active`], applied by the engine's `sim::active` module). The 2.5.59 node
 //! balancer lives in [`crate::balance_o1`].
 
-use crate::cpu_load::{self, CpuLoad, LoadIdx, PassKind};
+use crate::cpu_load::{LoadIdx, PassKind};
 use crate::policy::{Hints, SchedView};
 use crate::task::TaskId;
 use crate::time::{NSEC_PER_MSEC, NSEC_PER_SEC, Time};
@@ -234,8 +234,6 @@ pub struct CfsBalancer {
     /// Which `cpu_load[]` average each pass reads (era rule; [`LoadIdx::None`] from 5.0).
     pub load_idx: LoadIdx,
     state: Vec<Vec<DomainState>>,
-    /// Per CPU, `rq->cpu_load[]` (kept only when [`Self::load_idx`] uses it).
-    cpu_load: Vec<CpuLoad>,
     /// Per CPU, the effect of the moves decided earlier in the same call. The engine applies
     /// moves only after the call returns, but a nohz kick balances for every idle CPU in one
     /// call; in the kernel each of those passes sees the moves of the previous ones (they
@@ -261,7 +259,6 @@ impl CfsBalancer {
             active_balance: ActiveBalance::FailedTasks,
             load_idx: LoadIdx::None,
             state: Vec::new(),
-            cpu_load: Vec::new(),
             planned: Vec::new(),
             planned_dirty: false,
             nohz_next: 0,
@@ -278,7 +275,6 @@ impl CfsBalancer {
             return;
         }
         self.planned = vec![Planned::default(); view.nr_cpus()];
-        self.cpu_load = vec![CpuLoad::default(); view.nr_cpus()];
         self.state = CpuId::range(view.nr_cpus())
             .map(|c| {
                 view.domains()
@@ -341,17 +337,10 @@ impl CfsBalancer {
     /// another group, `target_load()` for one of the local group), once the moves decided
     /// in this call are done. Index 0 is the current load.
     fn load_idx_at(&self, view: &SchedView<'_>, c: CpuId, idx: usize, local: bool) -> u64 {
-        let current = view.cpu_load(c);
-        let load = if idx == 0 {
-            current
+        let load = if local {
+            view.target_load(c, idx)
         } else {
-            let idle = view.curr(c).is_none();
-            let avg = self.cpu_load[c].read(idx - 1, view.now(), self.tick_ns, idle);
-            if local {
-                cpu_load::target_load(avg, current)
-            } else {
-                cpu_load::source_load(avg, current)
-            }
+            view.source_load(c, idx)
         };
         (load as i64 + self.planned[c].load).max(0) as u64
     }
@@ -764,10 +753,6 @@ impl Balancer for CfsBalancer {
     fn tick(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut) {
         self.ensure_state(view);
         let idle = view.curr(cpu).is_none();
-        // scheduler_tick() refreshes cpu_load[] before it triggers balancing.
-        if self.load_idx != LoadIdx::None && !idle {
-            self.cpu_load[cpu].update(view.cpu_load(cpu), view.now(), self.tick_ns);
-        }
         self.rebalance_domains(cpu, idle, view, hints, out);
         // nohz: a busy CPU kicks balancing on behalf of the tickless idle CPUs.
         if !idle && view.now() >= self.nohz_next && self.nohz_kick_needed(cpu, view) {

@@ -456,6 +456,29 @@ impl<'a> SchedView<'a> {
             }
         }
     }
+    /// `source_load(cpu, idx)` (2.6.x-4.18): with `idx` > 0 the smaller of `cpu_load[idx-1]`
+    /// and the current load (`LB_BIAS`); with 0 the current load. See [`crate::cpu_load`].
+    pub fn source_load(&self, cpu: CpuId, idx: usize) -> u64 {
+        let now = self.cpu_load(cpu);
+        if idx == 0 {
+            return now;
+        }
+        crate::cpu_load::source_load(self.cpu_load_avg(cpu, idx - 1), now)
+    }
+    /// `target_load(cpu, idx)`: the larger of `cpu_load[idx-1]` and the current load.
+    pub fn target_load(&self, cpu: CpuId, idx: usize) -> u64 {
+        let now = self.cpu_load(cpu);
+        if idx == 0 {
+            return now;
+        }
+        crate::cpu_load::target_load(self.cpu_load_avg(cpu, idx - 1), now)
+    }
+    /// `rq->cpu_load[i]` as read now (decayed for the ticks an idle CPU missed).
+    fn cpu_load_avg(&self, cpu: CpuId, i: usize) -> u64 {
+        let c = &self.cpus[cpu];
+        c.cpu_load_avg
+            .read(i, self.now, self.cfg.tunables.tick_ns(), c.curr.is_none())
+    }
     fn task_load_f(&self, t: TaskId) -> f64 {
         let task = &self.tasks[t];
         let active = if matches!(task.state, TaskState::Running(_) | TaskState::Queued(_)) {

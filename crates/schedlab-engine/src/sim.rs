@@ -246,6 +246,7 @@ impl Simulation {
                 avg_idle: 2 * migration_cost,
                 idle_stamp: Some(0),
                 max_idle_balance_cost: migration_cost,
+                cpu_load_avg: Default::default(),
                 nr_switches: 0,
                 nr_delayed: 0,
             })

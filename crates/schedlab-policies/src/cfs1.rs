@@ -51,10 +51,14 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
         return sc.done((this, Step::Target));
     }
     // Passive balancing: pull when the waker's CPU is below prev by half the imbalance
-    // (SD_WAKE_BALANCE assumed on every non-NUMA level [M]).
+    // (SD_WAKE_BALANCE assumed on every non-NUMA level [M]), on the same loads.
     if !sd.has(flags::NUMA) && s.affine_wakeups {
         let imb = half_imb(sd);
-        let (load, this_load) = (m.cpu_load(prev) as i64, m.cpu_load(this) as i64);
+        let idx = s.era.load_idx().wake_index(sd);
+        let (load, this_load) = (
+            m.source_load(prev, idx) as i64,
+            m.target_load(this, idx) as i64,
+        );
         if imb * this_load <= 100 * load {
             sc.affine(Affine::PulledWeight);
             sc.loads(imb * this_load, 100 * load);
@@ -66,7 +70,9 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
 }
 
 /// 2.6.25-2.6.31: sync is dropped when either avg_overlap exceeds migration_cost;
-/// passes on "balanced" or on the `tl_per_task` clause.
+/// passes on "balanced" or on the `tl_per_task` clause. The loads are 2.6.31's
+/// `source_load(prev, wake_idx)` and `target_load(this, wake_idx)` with `wake_idx` 1 above
+/// SMT: the previous tick's load, biased against the move.
 pub(crate) fn wake_affine<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,
@@ -86,8 +92,9 @@ pub(crate) fn wake_affine<M: Machine>(
     {
         sync = false;
     }
-    let load = m.cpu_load(prev) as i64;
-    let mut tl = m.cpu_load(this) as i64;
+    let idx = s.era.load_idx().wake_index(sd);
+    let load = m.source_load(prev, idx) as i64;
+    let mut tl = m.target_load(this, idx) as i64;
     if let (true, Some(w)) = (sync, ctx.waker) {
         tl -= m.weight(w) as i64;
     }
@@ -99,7 +106,8 @@ pub(crate) fn wake_affine<M: Machine>(
     if sync && balanced {
         return sc.decide(true, Affine::PulledSync);
     }
-    let pulled = balanced || (tl <= load && tl + load <= tl_per_task(m, this));
+    let pulled =
+        balanced || (tl <= load && tl + m.target_load(prev, idx) as i64 <= tl_per_task(m, this));
     sc.decide(pulled, Affine::PulledWeight)
 }
 

@@ -170,8 +170,7 @@ pub const ERAS: &[EraDef] = &[
         notes: &[
             "SD_WAKE_BALANCE (passive balancing) assumed on every non-NUMA level [M]",
             "wake_idle on the SMT level only [M]",
-            "2.6.31 has wake_idx and forkexec_idx 1 above SMT; wake_affine and fork balancing \
-             read the current load here [M]",
+            "forkexec_idx 1 of 2.6.31 not modelled: fork balancing reads the current load [M]",
         ],
     },
     EraDef {
@@ -371,6 +370,14 @@ impl Era {
         ERAS.iter()
             .find(|d| d.name.eq_ignore_ascii_case(s))
             .map(|d| d.era)
+    }
+
+    /// The `cpu_load[]` indices of the era's domains ([`LoadIdx::None`] without them).
+    pub fn load_idx(self) -> LoadIdx {
+        match self.def().balancer {
+            BalancerKind::Cfs { load_idx, .. } => load_idx,
+            BalancerKind::O1Node => LoadIdx::None,
+        }
     }
 
     /// Pick/preemption model.

@@ -32,6 +32,15 @@ pub trait Machine {
     fn capacity(&self, cpu: CpuId) -> u64;
     /// `cpu_load()` in the era's load signal.
     fn cpu_load(&self, cpu: CpuId) -> u64;
+    /// `source_load(cpu, idx)`: `cpu_load[idx-1]` biased low (see
+    /// `schedlab_engine::cpu_load`); index 0 (the default here) is the current load.
+    fn source_load(&self, cpu: CpuId, _idx: usize) -> u64 {
+        self.cpu_load(cpu)
+    }
+    /// `target_load(cpu, idx)`: `cpu_load[idx-1]` biased high.
+    fn target_load(&self, cpu: CpuId, _idx: usize) -> u64 {
+        self.cpu_load(cpu)
+    }
     /// `cpu_util()`.
     fn cpu_util(&self, cpu: CpuId) -> u64;
     /// `task_h_load(p)` in the era's load signal.
@@ -95,6 +104,12 @@ impl Machine for SchedView<'_> {
     fn cpu_load(&self, cpu: CpuId) -> u64 {
         SchedView::cpu_load(self, cpu)
     }
+    fn source_load(&self, cpu: CpuId, idx: usize) -> u64 {
+        SchedView::source_load(self, cpu, idx)
+    }
+    fn target_load(&self, cpu: CpuId, idx: usize) -> u64 {
+        SchedView::target_load(self, cpu, idx)
+    }
     fn cpu_util(&self, cpu: CpuId) -> u64 {
         SchedView::cpu_util(self, cpu)
     }
@@ -139,6 +154,9 @@ pub struct FakeCpu {
     pub pending: bool,
     /// `cpu_load()`.
     pub load: u64,
+    /// `cpu_load[0]`, the load at the last tick (None: the same as `load`), read by
+    /// `source_load`/`target_load` with an index above 0.
+    pub last_tick_load: Option<u64>,
     /// `cpu_util()`.
     pub util: u64,
     /// Capacity.
@@ -196,6 +214,7 @@ impl FakeMachine {
             delayed: 0,
             pending: false,
             load: 0,
+            last_tick_load: None,
             util: 0,
             capacity: 1024,
             avg_idle: 1_000_000,
@@ -287,6 +306,20 @@ impl Machine for FakeMachine {
     }
     fn cpu_load(&self, cpu: CpuId) -> u64 {
         self.cpus[cpu].load
+    }
+    fn source_load(&self, cpu: CpuId, idx: usize) -> u64 {
+        let c = &self.cpus[cpu];
+        match (idx, c.last_tick_load) {
+            (1.., Some(avg)) => avg.min(c.load),
+            _ => c.load,
+        }
+    }
+    fn target_load(&self, cpu: CpuId, idx: usize) -> u64 {
+        let c = &self.cpus[cpu];
+        match (idx, c.last_tick_load) {
+            (1.., Some(avg)) => avg.max(c.load),
+            _ => c.load,
+        }
     }
     fn cpu_util(&self, cpu: CpuId) -> u64 {
         self.cpus[cpu].util

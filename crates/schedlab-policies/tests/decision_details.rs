@@ -363,3 +363,32 @@ fn affinity_is_respected_by_every_era() {
         assert!(got == 3 || got == 7, "{v}: {got} {rec}");
     }
 }
+
+#[test]
+fn linux_2_6_30_wake_affine_reads_the_last_tick_load_biased_against_the_move() {
+    // The waker's CPU runs one task now but ran three at the last tick; prev runs two.
+    // 2.6.31's wake_idx 1 reads target_load(this) = max(3072, 1024): 100 * (3072 + 1024) =
+    // 409 600 > 112 * 2048 = 229 376, so the wakee stays on prev (busy: kept).
+    let setup = and(
+        busy(&[0], 1),
+        and(
+            busy(&[1], 2),
+            f(|m, _| {
+                m.cpus[CpuId::new(0)].last_tick_load = Some(3072);
+            }),
+        ),
+    );
+    let (rec, _) = check(
+        "linux-2.6.30",
+        flat(4),
+        &setup,
+        wake(0, 1, TTWU),
+        1,
+        Step::Target,
+    );
+    assert_eq!(rec.affine_loads, Some((409_600, 229_376)));
+    // From 2.6.32 wake_idx is 0: the current loads, 100 * (1024 + 1024) = 204 800 <=
+    // 229 376, pull to the waker's CPU (2.6.32's walk then looks for an idle CPU near it).
+    let (got, rec, _, _) = run("linux-2.6.32", flat(4), &setup, wake(0, 1, TTWU));
+    assert_ne!(got, 1, "{rec}");
+}

@@ -41,6 +41,12 @@ impl Simulation {
             return;
         }
         self.sync_cpu_pelt(cpu);
+        if busy {
+            // scheduler_tick() refreshes cpu_load[] (update_cpu_load()) before balancing.
+            let load = self.view().cpu_load(cpu);
+            let tick_ns = self.cfg.tunables.tick_ns();
+            self.cpus[cpu].cpu_load_avg.update(load, self.now, tick_ns);
+        }
         if busy && self.check_preempt_tick(cpu) {
             self.counters.preempt_tick += 1;
             self.cpus[cpu].need_resched = true;
