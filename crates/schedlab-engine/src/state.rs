@@ -239,8 +239,6 @@ pub struct Cpu {
     pub rq: RunQueue,
     pub avg_idle: u64,
     pub max_idle_balance_cost: u64,
-    /// `rq->cpu_load[]`, refreshed each tick while busy (read only by the eras up to 4.18).
-    pub cpu_load_avg: crate::cpu_load::CpuLoad,
     // PELT of the CPU: load incl. blocked tasks, running time, load of runnable tasks only
     // (one cache line: the balancer reads them for every CPU it looks at).
     pub load: Signal,
@@ -252,6 +250,9 @@ pub struct Cpu {
     pub idle_ns: u64,
     /// Tasks kept queued by DELAY_DEQUEUE.
     pub nr_delayed: u32,
+    /// `rq->cpu_load[]`, refreshed each tick while busy (read only by the eras up to 4.18;
+    /// last, off the lines the wakeup path reads).
+    pub cpu_load_avg: crate::cpu_load::CpuLoad,
 }
 
 #[cfg(test)]
