@@ -2,15 +2,12 @@
 //! (issue 16, point 5): each gate is checked against the kernel version that added it
 //! (see `NewidleGate` and `schedlab_engine::cpu_load`).
 
+mod common;
+
 use schedlab_engine::balance::NewidleGate;
 use schedlab_engine::cpu_load::LoadIdx;
-use schedlab_engine::policy::PrevCpu;
-use schedlab_engine::{
-    CfsBalancer, Dist, EndReason, MachineProfile, Op, SchedConfig, SimOptions, Simulation,
-    TaskSpec, Workload,
-};
+use schedlab_engine::{Dist, Op, Simulation, TaskSpec, Workload};
 use schedlab_topo::{CpuId, CpuSet, Topology};
-use std::sync::Arc;
 
 /// Two CPUs in two LLCs (one package level above them).
 fn two_cpus() -> Topology {
@@ -55,27 +52,10 @@ fn sleeper_beside_burners(n: usize, ms: u64, sleep_ns: u64, rounds: u64) -> Work
 }
 
 fn run(w: Workload, gate: NewidleGate, load_idx: LoadIdx) -> Simulation {
-    let cfg = SchedConfig::default();
-    let mut bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
+    let mut bal = common::balancer();
     bal.newidle_gate = gate;
     bal.load_idx = load_idx;
-    let mut profile = MachineProfile::default();
-    profile.cpu.jitter = 0.0;
-    let mut sim = Simulation::new(
-        Arc::new(two_cpus()),
-        profile,
-        cfg,
-        Box::new(PrevCpu),
-        Box::new(bal),
-        w,
-        SimOptions {
-            check_invariants: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(sim.run(), EndReason::AllExited);
-    sim
+    common::run_to_exit(two_cpus(), bal, w, false)
 }
 
 fn newidle_passes(w: Workload, gate: NewidleGate) -> u64 {

@@ -2,15 +2,12 @@
 //! pushes a running task off a packed SMT core, and one nohz kick spreads a pile of tasks
 //! over several idle CPUs (each pass sees the moves of the previous ones).
 
+mod common;
+
 use schedlab_engine::balance::ActiveBalance;
-use schedlab_engine::policy::PrevCpu;
-use schedlab_engine::{
-    CfsBalancer, Dist, EndReason, MachineProfile, Op, SchedConfig, SimOptions, Simulation,
-    TaskSpec, Workload,
-};
+use schedlab_engine::{Dist, Op, Simulation, TaskSpec, Workload};
 use schedlab_topo::Topology;
 use schedlab_trace::TraceEvent;
-use std::sync::Arc;
 
 /// `n` CPU-bound tasks of `ms` x 1 ms, all started on CPU 0 (PrevCpu keeps them there).
 fn burners(n: usize, ms: u64) -> Workload {
@@ -29,27 +26,9 @@ fn burners(n: usize, ms: u64) -> Workload {
 }
 
 fn run(topo: Topology, w: Workload, active: ActiveBalance, trace: bool) -> Simulation {
-    let cfg = SchedConfig::default();
-    let mut bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
+    let mut bal = common::balancer();
     bal.active_balance = active;
-    let mut profile = MachineProfile::default();
-    profile.cpu.jitter = 0.0;
-    let mut sim = Simulation::new(
-        Arc::new(topo),
-        profile,
-        cfg,
-        Box::new(PrevCpu),
-        Box::new(bal),
-        w,
-        SimOptions {
-            check_invariants: true,
-            trace,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(sim.run(), EndReason::AllExited);
-    sim
+    common::run_to_exit(topo, bal, w, trace)
 }
 
 /// One LLC of two SMT-2 cores.

@@ -2,16 +2,15 @@
 //! sends its ACKs on its replies after the first exchanges, a one-way stream of small
 //! messages is acknowledged by the 40 ms delayed-ACK timer, large messages at once.
 
-use schedlab_engine::policy::PrevCpu;
+mod common;
+
 use schedlab_engine::{
-    CfsBalancer, ChannelKind, Counters, Dist, EndReason, MachineProfile, Op, SchedConfig,
-    SimOptions, Simulation, TaskSpec, Workload,
+    ChannelKind, Counters, Dist, MachineProfile, Op, Simulation, TaskSpec, Workload,
 };
 use schedlab_topo::{CpuId, CpuSet, Topology};
-use std::sync::Arc;
 
-fn two_cpus() -> Arc<Topology> {
-    Arc::new(schedlab_topo::regular("2x1", "test", 1, 1, 2, 1, false).unwrap())
+fn two_cpus() -> Topology {
+    schedlab_topo::regular("2x1", "test", 1, 1, 2, 1, false).unwrap()
 }
 
 fn pinned(mut t: TaskSpec, cpu: usize) -> TaskSpec {
@@ -27,24 +26,7 @@ fn send(ch: usize, bytes: u64) -> Op {
 }
 
 fn run(w: Workload) -> (Simulation, Counters) {
-    let cfg = SchedConfig::default();
-    let bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
-    let mut profile = MachineProfile::default();
-    profile.cpu.jitter = 0.0;
-    let mut sim = Simulation::new(
-        two_cpus(),
-        profile,
-        cfg,
-        Box::new(PrevCpu),
-        Box::new(bal),
-        w,
-        SimOptions {
-            check_invariants: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(sim.run(), EndReason::AllExited);
+    let sim = common::run_to_exit(two_cpus(), common::balancer(), w, false);
     let c = sim.counters().clone();
     (sim, c)
 }
