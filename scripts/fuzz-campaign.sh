@@ -62,6 +62,8 @@ for l in sys.stdin:
       break
     fi
     done_cases=$((done_cases + chunk))
+    # A running total on stderr, so an interrupted campaign still tells what it did.
+    printf '%s: %d cases, %.0f s\n' "$t" "$done_cases" "$(echo "$(date +%s.%N) - $start" | bc)" >&2
     # Aim at chunks of about a minute, so the time limit is kept to within a minute.
     took=$(echo "$(date +%s.%N) - $t0" | bc)
     chunk=$(echo "c = $chunk * 60 / ($took + 0.01); if (c < 100) c = 100; if (c > 200000) c = 200000; c / 1" | bc)
