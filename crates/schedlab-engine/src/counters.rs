@@ -92,6 +92,10 @@ pub struct Counters {
     pub idle_exit_ns: u64,
     /// IPIs sent for wakeups.
     pub ipis: u64,
+    /// Idle exits by the state the CPU was in (states with none left out).
+    pub idle_states: Vec<(String, u64)>,
+    /// Wakeups that found their CPU polling (`TIF_POLLING_NRFLAG`): no IPI was sent.
+    pub wakeups_polling: u64,
     /// Cost charged for context switches, ns.
     pub ctx_switch_cost_ns: u64,
     /// Cost charged for refetching working sets, ns.
@@ -168,6 +172,8 @@ impl Default for Counters {
             idle_exits: 0,
             idle_exit_ns: 0,
             ipis: 0,
+            idle_states: Vec::new(),
+            wakeups_polling: 0,
             ctx_switch_cost_ns: 0,
             refetch_cost_ns: 0,
             transfer_cost_ns: 0,
@@ -294,6 +300,18 @@ impl Counters {
             self.idle_exit_ns as f64 / 1e6,
             self.ipis
         ));
+        if !self.idle_states.is_empty() || self.wakeups_polling > 0 {
+            let states: Vec<String> = self
+                .idle_states
+                .iter()
+                .map(|(l, n)| format!("{l} {n}"))
+                .collect();
+            s.push_str(&format!(
+                "idle exits by state: [{}]; wakeups of a polling CPU (no IPI) {}\n",
+                states.join(", "),
+                self.wakeups_polling
+            ));
+        }
         s.push_str(&format!(
             "costs ms: ctx switch {:.3}, refetch {:.3}, transfer {:.3}, search {:.3}, balance {:.3} ({} passes, {} newidle)\n",
             self.ctx_switch_cost_ns as f64 / 1e6,

@@ -577,7 +577,7 @@ impl<'a> SchedView<'a> {
     /// When the CPU became idle (`idle_stamp`), if idle.
     pub fn idle_since(&self, cpu: CpuId) -> Option<Time> {
         match self.cpus[cpu].mode {
-            CpuMode::Idle { since } => Some(since),
+            CpuMode::Idle { since, .. } => Some(since),
             _ => None,
         }
     }
@@ -585,9 +585,9 @@ impl<'a> SchedView<'a> {
     /// `find_idlest_group_cpu` to prefer shallow states.
     pub fn idle_exit_latency(&self, cpu: CpuId) -> u64 {
         match self.cpus[cpu].mode {
-            CpuMode::Idle { since } => {
-                let d = self.now.saturating_sub(since);
-                crate::idle::idle_state_for(self.profile, d).map_or(0, |s| s.exit_ns)
+            CpuMode::Idle { since, state, hold } => {
+                crate::idle::state_at(self.profile, state, since, hold, self.now)
+                    .map_or(0, |s| s.exit_ns)
             }
             _ => 0,
         }

@@ -8,6 +8,6 @@
 //! module re-exports it so the engine's callers keep `schedlab_engine::profile::*`.
 
 pub use schedlab_profile::{
-    BUILTIN, CacheCosts, CpuCosts, DistanceClass, IdleState, MachineProfile, PROFILE_SCHEMA,
-    ProfileError, SearchCosts, TransferCosts, WakeupCosts,
+    BUILTIN, CacheCosts, CpuCosts, DistanceClass, Governor, IdleState, MachineProfile,
+    PROFILE_SCHEMA, ProfileError, SearchCosts, TransferCosts, WakeupCosts,
 };

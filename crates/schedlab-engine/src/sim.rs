@@ -174,6 +174,13 @@ pub struct Simulation {
     in_softirq: bool,
     /// Softirq backlogs and `ksoftirqd` threads (`sim/softirq.rs`).
     softirq: softirq::Softirqs,
+    /// Each CPU's cpuidle governor data (`idle.rs`).
+    idle_gov: Vec<crate::idle::IdleGov>,
+    /// Idle exits by state index.
+    idle_state_exits: Vec<u64>,
+    /// Sleep timers armed on each CPU, `(expiry, task, timer_gen)`, earliest first; stale
+    /// entries are dropped when they surface (`next_timer_ns`).
+    cpu_timers: Vec<std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32, u32)>>>,
     /// ACK state of each TCP channel's receiving socket (`sim/tcp_ack.rs`).
     tcp_ack: Vec<tcp_ack::AckState>,
     op_extra_cost: f64,
@@ -223,7 +230,11 @@ impl Simulation {
         let cpus = (0..n)
             .map(|_| Cpu {
                 curr: None,
-                mode: CpuMode::Idle { since: 0 },
+                mode: CpuMode::Idle {
+                    since: 0,
+                    state: 0,
+                    hold: 0,
+                },
                 rq: RunQueue::default(),
                 nr_running: 0,
                 pending: 0,
@@ -340,6 +351,9 @@ impl Simulation {
             executing: None,
             in_softirq: false,
             softirq: softirq::Softirqs::new(n, workload.specs.len()),
+            idle_gov: vec![Default::default(); n],
+            idle_state_exits: Vec::new(),
+            cpu_timers: vec![Default::default(); n],
             tcp_ack: Vec::new(),
             op_extra_cost: 0.0,
             token: Vec::new(),

@@ -200,8 +200,10 @@ pub struct Task {
 /// Idle or not, from the CPU's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CpuMode {
-    /// In an idle state since `since`.
-    Idle { since: Time },
+    /// Idle since `since`, in the idle state the governor chose (`state`, an index into the
+    /// profile's states) until `hold`, then in the one the idle period has reached
+    /// (`crate::idle::state_at`).
+    Idle { since: Time, state: u8, hold: Time },
     /// Leaving idle; runs its first task at `until`.
     Exiting { until: Time },
     /// Running `curr`.

@@ -171,8 +171,43 @@ pub struct WakeupCosts {
     pub local_wake_ns: u64,
     /// Waker-side cost of waking a task onto another CPU, ns.
     pub remote_wake_ns: u64,
+    /// Which cpuidle governor picks the idle state (`cpuidle/current_governor`).
+    pub governor: Governor,
     /// Idle states, shallowest first.
     pub idle_states: Vec<IdleState>,
+}
+
+/// The cpuidle governor: what decides which idle state a CPU that goes idle enters, and so
+/// what the wakeup that ends the idle period pays to leave it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Governor {
+    /// `drivers/cpuidle/governors/menu.c` (2.6.21 on, the default of tickless kernels): the
+    /// next timer scaled by a learnt correction factor, or the typical recent idle interval.
+    #[default]
+    Menu,
+    /// `drivers/cpuidle/governors/teo.c` (5.1 on): the timer's state unless most recent
+    /// wakeups came sooner ("intercepts").
+    Teo,
+    /// `drivers/cpuidle/governors/haltpoll.c` (5.4 on, KVM guests): poll for an adaptive
+    /// window (50-200 µs) before halting; needs a polling first state.
+    Haltpoll,
+    /// No prediction: a CPU is in the deepest state whose target residency its idle period
+    /// has reached. A perfect governor, and what a guest without a cpuidle driver sees when
+    /// the host decides (KVM halt polling, then descheduling the halted vCPU).
+    Elapsed,
+}
+
+impl Governor {
+    /// The name used in profiles and sysfs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Governor::Menu => "menu",
+            Governor::Teo => "teo",
+            Governor::Haltpoll => "haltpoll",
+            Governor::Elapsed => "elapsed",
+        }
+    }
 }
 
 /// One idle state (C-state).
@@ -185,6 +220,10 @@ pub struct IdleState {
     pub exit_ns: u64,
     /// Idle time after which the governor picks this state, ns.
     pub target_residency_ns: u64,
+    /// The CPU polls `need_resched` in this state (`CPUIDLE_FLAG_POLLING`, the `POLL`
+    /// state): a wakeup sets the flag and sends no IPI.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub polling: bool,
 }
 
 /// The cost of looking at other CPUs.
@@ -281,16 +320,19 @@ impl Default for WakeupCosts {
             ttwu_queue_delay_ns: 2000,
             local_wake_ns: 300,
             remote_wake_ns: 1000,
+            governor: Governor::Menu,
             idle_states: vec![
                 IdleState {
                     name: "C1".into(),
                     exit_ns: 2000,
                     target_residency_ns: 2000,
+                    polling: false,
                 },
                 IdleState {
                     name: "C6".into(),
                     exit_ns: 80_000,
                     target_residency_ns: 600_000,
+                    polling: false,
                 },
             ],
         }
@@ -570,6 +612,21 @@ impl MachineProfile {
                     "states must be listed shallowest first (increasing target_residency_ns)",
                 ));
             }
+        }
+        let states = &self.wakeup.idle_states;
+        if let Some(i) = states.iter().skip(1).position(|s| s.polling) {
+            return Err(bad(
+                "wakeup.idle_states",
+                states[i + 1].name.clone(),
+                "only the first state can be a polling one (POLL is cpuidle's state 0)",
+            ));
+        }
+        if self.wakeup.governor == Governor::Haltpoll && !(states.len() >= 2 && states[0].polling) {
+            return Err(bad(
+                "wakeup.governor",
+                "haltpoll".into(),
+                "needs a polling first state and a halt state after it (as the haltpoll cpuidle driver registers)",
+            ));
         }
         Ok(())
     }

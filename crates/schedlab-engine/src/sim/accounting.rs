@@ -39,6 +39,13 @@ impl Simulation {
                 )
             })
             .collect();
+        self.counters.idle_states = self
+            .idle_state_exits
+            .iter()
+            .enumerate()
+            .filter(|&(_, &k)| k > 0)
+            .map(|(i, &k)| (self.profile.wakeup.idle_states[i].name.clone(), k))
+            .collect();
         self.counters.migrations_by_level = (0..16)
             .filter(|&i| self.mig_levels[i] > 0)
             .map(|i| (level_name(i), self.mig_levels[i]))

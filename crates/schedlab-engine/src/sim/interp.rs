@@ -591,6 +591,11 @@ impl Simulation {
     pub(super) fn arm_timer(&mut self, t: TaskId, at: Time) {
         self.tasks[t].timer_gen = self.tasks[t].timer_gen.wrapping_add(1);
         let g_n = self.tasks[t].timer_gen;
+        // The hrtimer goes on the CPU the task sleeps on (its `hrtimer_cpu_base`), where the
+        // cpuidle governor sees it as the next timer.
+        let cpu = self.tasks[t].cpu;
+        self.next_timer_ns(cpu);
+        self.cpu_timers[cpu.index()].push(std::cmp::Reverse((at, t.index() as u32, g_n)));
         self.events.push(
             at,
             Event::Timer {
@@ -598,6 +603,21 @@ impl Simulation {
                 g_n,
             },
         );
+    }
+
+    /// Time until the earliest live sleep timer armed on `cpu` (`None` if none), dropping
+    /// the fired and superseded ones on top of its heap.
+    pub(super) fn next_timer_ns(&mut self, cpu: CpuId) -> Option<u64> {
+        let heap = &mut self.cpu_timers[cpu.index()];
+        while let Some(&std::cmp::Reverse((at, task, g_n))) = heap.peek() {
+            let t = &self.tasks[TaskId::new(task as usize)];
+            if at >= self.now && t.timer_gen == g_n && t.state == TaskState::Sleeping(WaitOn::Timer)
+            {
+                return Some(at - self.now);
+            }
+            heap.pop();
+        }
+        None
     }
 }
 

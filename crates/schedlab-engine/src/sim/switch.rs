@@ -4,7 +4,7 @@
 
 use super::Simulation;
 use super::queue::Event;
-use crate::idle::idle_state_for;
+use crate::idle::state_at;
 use crate::seg_timers;
 use crate::state::{CpuMode, TaskState};
 use crate::task::TaskId;
@@ -199,7 +199,19 @@ impl Simulation {
         if self.cpus[cpu].mode == CpuMode::Busy
             || matches!(self.cpus[cpu].mode, CpuMode::Exiting { .. })
         {
-            self.cpus[cpu].mode = CpuMode::Idle { since: self.now };
+            // cpuidle_select(): the governor picks the state from what it expects.
+            let tick = self.cfg.tunables.tick_ns();
+            let mut sleep_length = self.next_timer_ns(cpu).unwrap_or(crate::idle::NO_TIMER_NS);
+            if self.balancer.wants_idle_ticks() {
+                sleep_length = sleep_length.min(tick);
+            }
+            let (state, hold) =
+                self.idle_gov[cpu.index()].select(&self.profile, self.now, sleep_length, tick);
+            self.cpus[cpu].mode = CpuMode::Idle {
+                since: self.now,
+                state,
+                hold,
+            };
             self.cpus[cpu].idle_stamp = Some(self.now);
         }
         self.cpus[cpu].seg_key = seg_timers::IDLE;
@@ -220,11 +232,29 @@ impl Simulation {
 
     /// Wakes an idle CPU for a task that was just enqueued on it.
     pub(super) fn kick_idle(&mut self, cpu: CpuId) {
-        let CpuMode::Idle { since } = self.cpus[cpu].mode else {
+        let CpuMode::Idle { since, state, hold } = self.cpus[cpu].mode else {
             return;
         };
         let idle_for = self.now - since;
-        let exit = idle_state_for(&self.profile, idle_for).map_or(0, |s| s.exit_ns);
+        let exit = match state_at(&self.profile, state, since, hold, self.now) {
+            Some(s) => {
+                let i = self
+                    .profile
+                    .wakeup
+                    .idle_states
+                    .iter()
+                    .position(|x| std::ptr::eq(x, s))
+                    .unwrap_or(0);
+                if self.idle_state_exits.len() <= i {
+                    self.idle_state_exits.resize(i + 1, 0);
+                }
+                self.idle_state_exits[i] += 1;
+                s.exit_ns
+            }
+            None => 0,
+        };
+        // cpuidle_reflect(): the governor learns from the period just ended.
+        self.idle_gov[cpu.index()].reflect(&self.profile, idle_for);
         // avg_idle: fold the idle period just ended.
         let c = &mut self.cpus[cpu];
         if let Some(stamp) = c.idle_stamp.take() {

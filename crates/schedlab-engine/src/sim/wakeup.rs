@@ -204,13 +204,22 @@ impl Simulation {
         }
         let delay = if !remote {
             0
-        } else if self.cpus[cpu].curr.is_none()
-            && matches!(self.cpus[cpu].mode, CpuMode::Idle { .. })
+        } else if let CpuMode::Idle { since, state, hold } = self.cpus[cpu].mode
+            && self.cpus[cpu].curr.is_none()
         {
-            self.counters.ipis += 1;
-            if waker.is_none() {
+            // A CPU polling in idle (TIF_POLLING_NRFLAG) sees need_resched set and needs no
+            // IPI: resched_task()'s tsk_is_polling() test (2.6.x), set_nr_and_not_polling()
+            // and ttwu_queue_remote()'s set_nr_if_polling() (3.16 on).
+            let polling = crate::idle::state_at(&self.profile, state, since, hold, self.now)
+                .is_some_and(|s| s.polling);
+            if polling {
+                self.counters.wakeups_polling += 1;
+                lead
+            } else if waker.is_none() {
+                self.counters.ipis += 1;
                 0
             } else {
+                self.counters.ipis += 1;
                 lead + self.profile.wakeup.ipi_ns
             }
         } else if self.cfg.features.ttwu_queue && !self.topo.cpus_share_cache(waker_cpu, cpu) {

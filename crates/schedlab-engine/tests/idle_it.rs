@@ -1,0 +1,179 @@
+//! The cpuidle governor in the engine: what a wakeup of an idle CPU pays depends on the state
+//! the governor chose when the CPU went idle (`idle.rs`), and a polling CPU needs no IPI.
+
+use schedlab_engine::policy::PrevCpu;
+use schedlab_engine::profile::{Governor, IdleState};
+use schedlab_engine::{
+    CfsBalancer, ChannelKind, Dist, EndReason, MachineProfile, Op, SchedConfig, SimOptions,
+    Simulation, TaskSpec, Workload,
+};
+use schedlab_topo::{CpuId, CpuSet, Topology};
+use std::sync::Arc;
+
+fn topo() -> Arc<Topology> {
+    Arc::new(schedlab_topo::regular("t", "test", 1, 2, 2, 1, false).unwrap())
+}
+
+fn profile(governor: Governor, poll: bool) -> MachineProfile {
+    let mut p = MachineProfile::default();
+    p.cpu.jitter = 0.0;
+    p.wakeup.governor = governor;
+    if poll {
+        p.wakeup.idle_states.insert(
+            0,
+            IdleState {
+                name: "POLL".into(),
+                exit_ns: 0,
+                target_residency_ns: 0,
+                polling: true,
+            },
+        );
+    }
+    p
+}
+
+fn run(p: MachineProfile, w: Workload) -> Simulation {
+    let cfg = SchedConfig::default();
+    let bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
+    let mut sim = Simulation::new(
+        topo(),
+        p,
+        cfg,
+        Box::new(PrevCpu),
+        Box::new(bal),
+        w,
+        SimOptions {
+            check_invariants: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(sim.run(), EndReason::AllExited);
+    sim
+}
+
+/// A pipe ping-pong pinned to CPUs 0 and 2 (two LLCs): every wakeup goes to an idle CPU.
+fn split_pingpong(loops: u64) -> Workload {
+    let mut w = Workload::new("pipe");
+    let p1 = w.channel(ChannelKind::pipe(), "p1");
+    let p2 = w.channel(ChannelKind::pipe(), "p2");
+    let send = |ch| Op::Send {
+        ch,
+        bytes: Dist::Const(4),
+    };
+    let mut a = TaskSpec::new(
+        "a",
+        vec![Op::Loop(loops), send(p1), Op::Recv { ch: p2 }, Op::EndLoop],
+    );
+    let mut b = TaskSpec::new(
+        "b",
+        vec![Op::Loop(loops), Op::Recv { ch: p1 }, send(p2), Op::EndLoop],
+    );
+    a.affinity = Some(CpuSet::from_cpus(4, [CpuId::new(0)]));
+    b.affinity = Some(CpuSet::from_cpus(4, [CpuId::new(2)]));
+    w.spawn(a);
+    w.spawn(b);
+    w
+}
+
+#[test]
+fn a_polling_cpu_is_woken_without_an_ipi_or_an_exit() {
+    let loops = 2000;
+    let halt = run(profile(Governor::Elapsed, false), split_pingpong(loops));
+    let poll = run(profile(Governor::Haltpoll, true), split_pingpong(loops));
+    let (h, p) = (halt.counters(), poll.counters());
+    assert!(
+        h.ipis >= 2 * loops - 2 && h.wakeups_polling == 0,
+        "{}",
+        h.to_text()
+    );
+    // haltpoll halts the first idle of each CPU (its window starts at 0), then polls.
+    assert!(p.wakeups_polling >= 2 * loops - 4, "{}", p.to_text());
+    assert!(p.ipis <= 4, "{}", p.to_text());
+    assert_eq!(p.idle_states[0].0, "POLL", "{}", p.to_text());
+    // Each round trip saves two IPIs and two C1 exits.
+    let d = MachineProfile::default();
+    let saved = 2.0 * (d.wakeup.ipi_ns + d.wakeup.idle_states[0].exit_ns) as f64;
+    let per_op = |s: &Simulation| s.now() as f64 / loops as f64;
+    let got = per_op(&halt) - per_op(&poll);
+    assert!(
+        (got - saved).abs() < 0.1 * saved,
+        "saved {got:.0} ns per round trip, expected {saved:.0}"
+    );
+}
+
+/// Task `a` on CPU 0 sends to `b` on CPU 2 after sleeps of about 2 ms, three times, then
+/// once more 300 µs later: `b`'s CPU, which has no timer of its own, idles three times for
+/// about 2 ms and once for about 200 µs (300 µs less C6's exit) per round.
+fn irregular_messages(rounds: u64) -> Workload {
+    let mut w = Workload::new("irregular");
+    let ch = w.channel(ChannelKind::pipe(), "p");
+    let send = Op::Send {
+        ch,
+        bytes: Dist::Const(4),
+    };
+    let mut ops = vec![Op::Loop(rounds)];
+    for d in [1_950_000, 2_050_000, 2_000_000] {
+        ops.push(Op::Sleep(Dist::Const(d)));
+        ops.push(send.clone());
+    }
+    ops.extend([Op::Compute(Dist::Const(300_000)), send, Op::EndLoop]);
+    let mut a = TaskSpec::new("a", ops);
+    let mut b = TaskSpec::new(
+        "b",
+        vec![Op::Loop(4 * rounds), Op::Recv { ch }, Op::EndLoop],
+    );
+    a.affinity = Some(CpuSet::from_cpus(4, [CpuId::new(0)]));
+    b.affinity = Some(CpuSet::from_cpus(4, [CpuId::new(2)]));
+    w.spawn(a);
+    w.spawn(b);
+    w
+}
+
+fn exits(s: &Simulation, name: &str) -> u64 {
+    s.counters()
+        .idle_states
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or(0, |&(_, k)| k)
+}
+
+#[test]
+fn menu_pays_a_deep_exit_for_a_short_idle_it_did_not_expect() {
+    let rounds = 100;
+    let menu = run(profile(Governor::Menu, false), irregular_messages(rounds));
+    let ideal = run(
+        profile(Governor::Elapsed, false),
+        irregular_messages(rounds),
+    );
+    let text = |s: &Simulation| s.counters().to_text();
+    // Elapsed: `b`'s 2 ms idles and `a`'s sleeps exit C6, `b`'s short idles C1.
+    assert!(exits(&ideal, "C1") >= rounds - 1, "{}", text(&ideal));
+    // menu: `b`'s CPU sees no typical interval and no timer, and predicts from the
+    // corrected next event: once it has learnt, the short idles are entered in C6 too.
+    assert!(exits(&menu, "C1") <= rounds / 5, "{}", text(&menu));
+    let extra = menu.counters().idle_exit_ns as f64 - ideal.counters().idle_exit_ns as f64;
+    let d = MachineProfile::default();
+    let per_short = (d.wakeup.idle_states[1].exit_ns - d.wakeup.idle_states[0].exit_ns) as f64;
+    assert!(
+        extra >= 0.8 * rounds as f64 * per_short,
+        "menu exits cost {extra:.0} ns more than the elapsed choice"
+    );
+}
+
+#[test]
+fn menu_knows_a_sleep_timer_armed_on_the_cpu() {
+    // The same pattern from a task's own sleeps: the next timer is the sleep's, so menu
+    // predicts each idle and enters C1 for the 5 µs sleeps and C6 for the 2 ms ones.
+    let mut w = Workload::new("sleeper");
+    let mut ops = vec![Op::Loop(100), Op::Sleep(Dist::Const(5_000))];
+    for d in [1_950_000, 2_050_000, 2_000_000] {
+        ops.push(Op::Compute(Dist::Const(1_000)));
+        ops.push(Op::Sleep(Dist::Const(d)));
+    }
+    ops.push(Op::EndLoop);
+    w.spawn(TaskSpec::new("sleeper", ops));
+    let menu = run(profile(Governor::Menu, false), w);
+    assert!(exits(&menu, "C1") >= 99, "{}", menu.counters().to_text());
+    assert!(exits(&menu, "C6") >= 299, "{}", menu.counters().to_text());
+}
