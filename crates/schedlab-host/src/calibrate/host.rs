@@ -2,6 +2,7 @@
 //! (read by `schedlab_topo`'s sysfs reader, the one the simulator's `--topology host` uses),
 //! which CPU pairs stand for each distance class, and what machine and kernel this is.
 
+use schedlab_profile::Governor;
 use schedlab_topo::CpuId;
 use schedlab_topo::{CpuPlacement, DEFAULT_CAPACITY, Topology};
 use schedlab_vocab::DistanceClass;
@@ -112,6 +113,51 @@ pub(super) fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
+/// The cpuidle governor the simulator should model for this machine, read from
+/// `/sys/devices/system/cpu/cpuidle/{current_driver,current_governor}`, and why.
+pub(super) fn cpuidle(sys: &Path) -> (Governor, String) {
+    let read = |f: &str| {
+        std::fs::read_to_string(sys.join("devices/system/cpu/cpuidle").join(f))
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let driver = read("current_driver");
+    let governor = read("current_governor").or_else(|| read("current_governor_ro"));
+    match (driver.as_deref(), governor.as_deref()) {
+        (None | Some("none"), _) => (
+            Governor::Elapsed,
+            format!(
+                "cpuidle driver {}: the CPU halts and what a wakeup pays depends on how long it \
+                 has been halted (in a VM, the host's halt polling)",
+                driver.as_deref().unwrap_or("absent")
+            ),
+        ),
+        (Some(d), Some("haltpoll")) | (Some(d @ "haltpoll"), _) => (
+            Governor::Haltpoll,
+            format!("cpuidle driver {d}, governor haltpoll: polls before halting"),
+        ),
+        (Some(d), Some("teo")) => (Governor::Teo, format!("cpuidle driver {d}, governor teo")),
+        (Some(d), Some("ladder")) => (
+            Governor::Elapsed,
+            format!(
+                "cpuidle driver {d}, governor ladder: steps down by residency, modelled as elapsed"
+            ),
+        ),
+        (Some(d), g) => (
+            Governor::Menu,
+            format!(
+                "cpuidle driver {d}, governor {}{}",
+                g.unwrap_or("unknown"),
+                if g == Some("menu") {
+                    ""
+                } else {
+                    ", modelled as menu"
+                }
+            ),
+        ),
+    }
+}
+
 pub(super) fn kernel_release() -> String {
     // SAFETY: an all-zero utsname is valid; uname fills it with NUL-terminated strings.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
@@ -148,6 +194,36 @@ fn civil_date(days: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_cpuidle_governor_is_read_from_sysfs() {
+        use schedlab_profile::Governor;
+        let cases = [
+            (None, None, Governor::Elapsed),
+            (Some("none"), Some("menu"), Governor::Elapsed),
+            (Some("intel_idle"), Some("menu"), Governor::Menu),
+            (Some("intel_idle"), Some("teo"), Governor::Teo),
+            (Some("acpi_idle"), Some("ladder"), Governor::Elapsed),
+            (Some("haltpoll"), Some("haltpoll"), Governor::Haltpoll),
+            (Some("intel_idle"), Some("something-new"), Governor::Menu),
+        ];
+        for (driver, governor, want) in cases {
+            let root = tempfile::tempdir().unwrap();
+            let dir = root.path().join("devices/system/cpu/cpuidle");
+            std::fs::create_dir_all(&dir).unwrap();
+            if let Some(d) = driver {
+                std::fs::write(dir.join("current_driver"), format!("{d}\n")).unwrap();
+            }
+            if let Some(g) = governor {
+                std::fs::write(dir.join("current_governor_ro"), format!("{g}\n")).unwrap();
+            }
+            let (got, how) = super::cpuidle(root.path());
+            assert_eq!(got, want, "{driver:?} {governor:?}: {how}");
+            if want == Governor::Menu && governor != Some("menu") {
+                assert!(how.contains("modelled as menu"), "{how}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

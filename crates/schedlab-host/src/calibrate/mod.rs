@@ -134,6 +134,8 @@ pub struct Calibration {
     /// Values whose derivation came out zero or negative (noise between the measurements
     /// subtracted): not written, the default stands.
     pub rejected: BTreeMap<String, Measurement>,
+    /// The cpuidle governor to model, read from sysfs, and how it was read.
+    pub governor: (schedlab_profile::Governor, String),
 }
 
 /// How long (µs) the wakee's CPU idles before the wake-ups of the idle-exit ladder; the last
@@ -336,6 +338,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
         idle_wakeup,
         idle_ladder,
         rejected,
+        governor: host::cpuidle(std::path::Path::new("/sys")),
     })
 }
 

@@ -4,7 +4,7 @@
 
 use super::Calibration;
 use super::host::absent_reason;
-use schedlab_profile::MachineProfile;
+use schedlab_profile::{Governor, IdleState, MachineProfile};
 use schedlab_topo::CpuId;
 use schedlab_vocab::DistanceClass;
 use std::collections::BTreeMap;
@@ -147,6 +147,19 @@ impl Calibration {
             // rejects (an SMT speed above 1 on a noisy machine) keeps the default.
             let _ = p.set_number(path, rounded(m.value));
         }
+        p.wakeup.governor = self.governor.0;
+        if self.governor.0 == Governor::Haltpoll && !p.wakeup.idle_states[0].polling {
+            // The haltpoll cpuidle driver's state 0: the poll loop before the halt.
+            p.wakeup.idle_states.insert(
+                0,
+                IdleState {
+                    name: "POLL".into(),
+                    exit_ns: 0,
+                    target_residency_ns: 0,
+                    polling: true,
+                },
+            );
+        }
         p
     }
 
@@ -162,6 +175,10 @@ impl Calibration {
             p if p.ends_with(".name") => return None,
             "cache.line_bytes" if self.topology.line_bytes.is_some() => {
                 return Some("measured: read from sysfs coherency_line_size".into());
+            }
+            "wakeup.governor" => return Some(format!("read from sysfs: {}", self.governor.1)),
+            p if p.ends_with(".polling") => {
+                return Some("the poll loop of the haltpoll governor (cpuidle state 0)".into());
             }
             "transfer.same_cpu_ns_per_byte" => {
                 return Some(
@@ -324,6 +341,7 @@ mod tests {
             idle_wakeup: None,
             idle_ladder: Vec::new(),
             rejected: BTreeMap::new(),
+            governor: (Governor::Menu, "test".into()),
         }
     }
 
@@ -402,5 +420,29 @@ mod tests {
             c.report()
                 .contains("cpu.ctx_switch_ns (rejected: not positive)")
         );
+    }
+
+    #[test]
+    fn the_governor_is_written_with_how_it_was_read() {
+        let mut c = empty_calibration(vec![0, 1]);
+        c.governor = (Governor::Elapsed, "cpuidle driver none".into());
+        let text = c.to_profile_toml();
+        assert!(
+            text.contains(r#"governor = "elapsed"  # read from sysfs: cpuidle driver none"#),
+            "{text}"
+        );
+        let p = MachineProfile::from_toml(&text, "test").unwrap();
+        assert_eq!(p.wakeup.governor, Governor::Elapsed);
+        // haltpoll gets the driver's poll state in front of the measured ones.
+        c.governor = (Governor::Haltpoll, "cpuidle driver haltpoll".into());
+        let p = MachineProfile::from_toml(&c.to_profile_toml(), "test").unwrap();
+        let names: Vec<_> = p
+            .wakeup
+            .idle_states
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(names, ["POLL", "C1", "C6"]);
+        assert!(p.wakeup.idle_states[0].polling && !p.wakeup.idle_states[1].polling);
     }
 }
