@@ -293,8 +293,7 @@ impl IdleGov {
                 // window; an idle longer than the maximum shrinks it.
                 if idle_ns > self.poll_limit && idle_ns <= HALTPOLL_MAX_NS {
                     self.poll_limit = (self.poll_limit * HALTPOLL_GROW)
-                        .max(HALTPOLL_GROW_START_NS)
-                        .min(HALTPOLL_MAX_NS);
+                        .clamp(HALTPOLL_GROW_START_NS, HALTPOLL_MAX_NS);
                 } else if idle_ns > HALTPOLL_MAX_NS {
                     self.poll_limit /= HALTPOLL_SHRINK;
                 }
