@@ -16,7 +16,7 @@
 //!   (before NOHZ) see the next tick at the latest;
 //! * a state chosen by prediction holds until the next tick (4.17+ keeps the tick running
 //!   when the prediction is shorter than a tick, and the tick re-selects) or, for a polling
-//!   state, until the poll limit (`cpuidle_poll_time()`, 4.16+; haltpoll's window); after
+//!   state, until the poll limit (`cpuidle_poll_time()`; haltpoll's window); after
 //!   that the CPU is in the deepest state its idle period has reached, never shallower than
 //!   the chosen one;
 //! * no iowait and no PM QoS latency limits (menu's `performance_multiplier()` is 1).

@@ -182,7 +182,7 @@ pub struct WakeupCosts {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Governor {
-    /// `drivers/cpuidle/governors/menu.c` (2.6.21 on, the default of tickless kernels): the
+    /// `drivers/cpuidle/governors/menu.c` (2.6.24 on, the default of tickless kernels): the
     /// next timer scaled by a learnt correction factor, or the typical recent idle interval.
     #[default]
     Menu,
