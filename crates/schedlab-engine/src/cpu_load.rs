@@ -42,18 +42,6 @@ pub enum LoadIdx {
     V2_6_32,
 }
 
-impl LoadIdx {
-    /// `sd->wake_idx`, the index `wake_affine()` and passive balancing read at `sd`: 1 above
-    /// the SMT level in 2.6.2x-2.6.31, 0 from 2.6.32 ("sched: Tweak wake_idx").
-    pub fn wake_index(self, sd: &SchedDomain) -> usize {
-        if self == LoadIdx::V2_6_31 && !sd.has(flags::SHARE_CPUCAPACITY) {
-            1
-        } else {
-            0
-        }
-    }
-}
-
 /// The balancing pass's idle type, for [`LoadIdx::index`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassKind {
@@ -66,6 +54,16 @@ pub enum PassKind {
 }
 
 impl LoadIdx {
+    /// `sd->wake_idx`, the index `wake_affine()` and passive balancing read at `sd`: 1 above
+    /// the SMT level in 2.6.2x-2.6.31, 0 from 2.6.32 ("sched: Tweak wake_idx").
+    pub fn wake_index(self, sd: &SchedDomain) -> usize {
+        if self == LoadIdx::V2_6_31 && !sd.has(flags::SHARE_CPUCAPACITY) {
+            1
+        } else {
+            0
+        }
+    }
+
     /// The load index a pass of `kind` reads at domain `sd` (0: the current load).
     pub fn index(self, sd: &SchedDomain, kind: PassKind) -> usize {
         if self == LoadIdx::None || sd.has(flags::SHARE_CPUCAPACITY) {
