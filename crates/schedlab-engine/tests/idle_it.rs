@@ -177,3 +177,40 @@ fn menu_knows_a_sleep_timer_armed_on_the_cpu() {
     assert!(exits(&menu, "C1") >= 99, "{}", menu.counters().to_text());
     assert!(exits(&menu, "C6") >= 299, "{}", menu.counters().to_text());
 }
+
+#[test]
+fn the_ipi_send_overlaps_its_delivery_and_a_polling_cpu_needs_none() {
+    let loops = 2000;
+    let with_send = |governor, poll, send| {
+        let mut p = profile(governor, poll);
+        p.wakeup.ipi_send_ns = send;
+        run(p, split_pingpong(loops))
+    };
+    let per_op = |s: &Simulation| s.now() as f64 / loops as f64;
+    let busy = |s: &Simulation| s.counters().busy_ns.iter().sum::<u64>() as f64 / loops as f64;
+    let send = 800.0;
+    let serial = with_send(Governor::Elapsed, false, 0);
+    let overlapped = with_send(Governor::Elapsed, false, send as u64);
+    // Two wakeups per round trip, each wakee arriving `send` earlier ...
+    let earlier = per_op(&serial) - per_op(&overlapped);
+    assert!(
+        (earlier - 2.0 * send).abs() < 0.1 * 2.0 * send,
+        "round trip {earlier:.0} ns shorter, expected {:.0}",
+        2.0 * send
+    );
+    // ... while the wakers still do the same work.
+    let (b0, b1) = (busy(&serial), busy(&overlapped));
+    assert!(
+        (b0 - b1).abs() < 0.02 * b0,
+        "busy {b0:.0} vs {b1:.0} ns per round trip"
+    );
+    // A polling CPU needs no IPI, so its wakers do not send one.
+    let polled0 = with_send(Governor::Haltpoll, true, 0);
+    let polled = with_send(Governor::Haltpoll, true, send as u64);
+    let less = busy(&polled0) - busy(&polled);
+    assert!(
+        (less - 2.0 * send).abs() < 0.1 * 2.0 * send,
+        "polling: wakers {less:.0} ns per round trip cheaper, expected {:.0}",
+        2.0 * send
+    );
+}

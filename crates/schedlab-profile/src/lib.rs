@@ -171,6 +171,10 @@ pub struct WakeupCosts {
     pub local_wake_ns: u64,
     /// Waker-side cost of waking a task onto another CPU, ns.
     pub remote_wake_ns: u64,
+    /// Of `remote_wake_ns`, the sending of the IPI (the APIC write; in a guest a VM exit or a
+    /// send-IPI hypercall), ns: the waker pays it after the IPI has left, so it overlaps the
+    /// delivery instead of delaying the wakee. 0: not separated.
+    pub ipi_send_ns: u64,
     /// Which cpuidle governor picks the idle state (`cpuidle/current_governor`).
     pub governor: Governor,
     /// Idle states, shallowest first.
@@ -320,6 +324,7 @@ impl Default for WakeupCosts {
             ttwu_queue_delay_ns: 2000,
             local_wake_ns: 300,
             remote_wake_ns: 1000,
+            ipi_send_ns: 0,
             governor: Governor::Menu,
             idle_states: vec![
                 IdleState {
@@ -473,6 +478,7 @@ impl MachineProfile {
             ),
             ("wakeup.local_wake_ns", self.wakeup.local_wake_ns),
             ("wakeup.remote_wake_ns", self.wakeup.remote_wake_ns),
+            ("wakeup.ipi_send_ns", self.wakeup.ipi_send_ns),
             ("search.scan_per_cpu_ns", self.search.scan_per_cpu_ns),
             (
                 "search.scan_per_cpu_remote_ns",
@@ -612,6 +618,13 @@ impl MachineProfile {
                     "states must be listed shallowest first (increasing target_residency_ns)",
                 ));
             }
+        }
+        if self.wakeup.ipi_send_ns > self.wakeup.remote_wake_ns {
+            return Err(bad(
+                "wakeup.ipi_send_ns",
+                self.wakeup.ipi_send_ns.to_string(),
+                "is a part of remote_wake_ns and cannot exceed it",
+            ));
         }
         let states = &self.wakeup.idle_states;
         if let Some(i) = states.iter().skip(1).position(|s| s.polling) {

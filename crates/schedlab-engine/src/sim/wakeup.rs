@@ -192,41 +192,66 @@ impl Simulation {
         self.tasks[p].wake_time = Some(self.now);
         self.nr_active += 1;
         self.cpus[cpu].pending += 1;
+        // How the wakee reaches its CPU: a local enqueue; an idle CPU polling in idle
+        // (TIF_POLLING_NRFLAG), which sees need_resched set and needs no IPI (resched_task()'s
+        // tsk_is_polling() test in 2.6.x, set_nr_and_not_polling() and ttwu_queue_remote()'s
+        // set_nr_if_polling() from 3.16); an IPI to an idle CPU; the wakelist IPI across LLCs;
+        // or a remote enqueue under the target's lock.
+        let via = if !remote {
+            Via::Local
+        } else if let CpuMode::Idle { since, state, hold } = self.cpus[cpu].mode
+            && self.cpus[cpu].curr.is_none()
+        {
+            let polling = crate::idle::state_at(&self.profile, state, since, hold, self.now)
+                .is_some_and(|s| s.polling);
+            if polling { Via::Polling } else { Via::IdleIpi }
+        } else if self.cfg.features.ttwu_queue && !self.topo.cpus_share_cache(waker_cpu, cpu) {
+            Via::Wakelist
+        } else {
+            Via::Enqueue
+        };
+        // The waker sends an IPI at the end of its wake work: the send itself (`ipi_send_ns`
+        // of `remote_wake_ns`) runs while the IPI is delivered; a polling CPU needs no send.
+        let send = self.profile.wakeup.ipi_send_ns as f64;
+        let overlapped = match via {
+            Via::IdleIpi | Via::Wakelist if waker.is_some() => send,
+            Via::Polling if waker.is_some() => {
+                self.op_extra_cost = (self.op_extra_cost - send).max(0.0);
+                0.0
+            }
+            _ => 0.0,
+        };
         // A remote wakee cannot arrive before the waker has finished the work that precedes
         // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
         // (and, for a batch of wakeups in one op, the wakeups before it).
         let lead = match waker {
-            Some(w) => crate::time::round_u64(self.tasks[w].seg_left + self.op_extra_cost),
+            Some(w) => crate::time::round_u64(
+                (self.tasks[w].seg_left + self.op_extra_cost - overlapped).max(0.0),
+            ),
             None => 0,
         };
         if remote && let Some(w) = waker {
             self.open_overlap(w, self.now.saturating_add(lead));
         }
-        let delay = if !remote {
-            0
-        } else if let CpuMode::Idle { since, state, hold } = self.cpus[cpu].mode
-            && self.cpus[cpu].curr.is_none()
-        {
-            // A CPU polling in idle (TIF_POLLING_NRFLAG) sees need_resched set and needs no
-            // IPI: resched_task()'s tsk_is_polling() test (2.6.x), set_nr_and_not_polling()
-            // and ttwu_queue_remote()'s set_nr_if_polling() (3.16 on).
-            let polling = crate::idle::state_at(&self.profile, state, since, hold, self.now)
-                .is_some_and(|s| s.polling);
-            if polling {
+        let delay = match via {
+            Via::Local => 0,
+            Via::Polling => {
                 self.counters.wakeups_polling += 1;
                 lead
-            } else if waker.is_none() {
-                self.counters.ipis += 1;
-                0
-            } else {
-                self.counters.ipis += 1;
-                lead + self.profile.wakeup.ipi_ns
             }
-        } else if self.cfg.features.ttwu_queue && !self.topo.cpus_share_cache(waker_cpu, cpu) {
-            self.counters.ipis += 1;
-            lead + self.profile.wakeup.ttwu_queue_delay_ns
-        } else {
-            lead
+            Via::IdleIpi => {
+                self.counters.ipis += 1;
+                if waker.is_none() {
+                    0
+                } else {
+                    lead + self.profile.wakeup.ipi_ns
+                }
+            }
+            Via::Wakelist => {
+                self.counters.ipis += 1;
+                lead + self.profile.wakeup.ttwu_queue_delay_ns
+            }
+            Via::Enqueue => lead,
         };
         if delay == 0 {
             self.enqueue_arrival(p, cpu, flags, false);
@@ -305,4 +330,14 @@ impl Simulation {
             }
         }
     }
+}
+
+/// How a wakee reaches its chosen CPU (see `try_to_wake_up`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    Local,
+    Polling,
+    IdleIpi,
+    Wakelist,
+    Enqueue,
 }

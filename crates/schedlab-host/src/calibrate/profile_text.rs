@@ -106,6 +106,11 @@ impl Calibration {
             p if p.starts_with("contention.") => {
                 "cache lines of a shared kernel object, not measurable from user space".into()
             }
+            "wakeup.ipi_send_ns" => {
+                "not separable from user space (`host calibrate` fits it on the \
+                cross-CPU round trip when the idle exit alone cannot match it)"
+                    .into()
+            }
             "wakeup.ipi_ns" => {
                 "not separable from the idle exit from user space (C1 exit_ns holds the rest)"
                     .into()
