@@ -181,9 +181,14 @@ impl Calibration {
             "cache.line_bytes" if self.topology.line_bytes.is_some() => {
                 return Some("measured: read from sysfs coherency_line_size".into());
             }
-            "wakeup.governor" => return Some(format!("read from sysfs: {}", self.governor.1)),
+            "wakeup.governor" => {
+                return Some(format!("measured: read from sysfs ({})", self.governor.1));
+            }
             p if p.ends_with(".polling") => {
-                return Some("the poll loop of the haltpoll governor (cpuidle state 0)".into());
+                return Some(
+                    "measured: the haltpoll driver's poll loop, read from sysfs (cpuidle state 0)"
+                        .into(),
+                );
             }
             "transfer.same_cpu_ns_per_byte" => {
                 return Some(
@@ -214,6 +219,10 @@ impl Calibration {
                     fits.get(path).map_or(String::new(), |f| format!("; {f}"))
                 ))
             }
+            None if fits.contains_key(path) => Some(format!(
+                "measured: not separable from user space; {}",
+                fits[path]
+            )),
             None => match self.rejected.get(id) {
                 Some(m) => Some(format!(
                     "default: the measured value came out {:.1}, not positive (noise between \
@@ -433,7 +442,9 @@ mod tests {
         c.governor = (Governor::Elapsed, "cpuidle driver none".into());
         let text = c.to_profile_toml();
         assert!(
-            text.contains(r#"governor = "elapsed"  # read from sysfs: cpuidle driver none"#),
+            text.contains(
+                r#"governor = "elapsed"  # measured: read from sysfs (cpuidle driver none)"#
+            ),
             "{text}"
         );
         let p = MachineProfile::from_toml(&text, "test").unwrap();
