@@ -310,15 +310,7 @@ mod tests {
         let mut p = MachineProfile::default();
         p.wakeup.governor = governor;
         if poll {
-            p.wakeup.idle_states.insert(
-                0,
-                IdleState {
-                    name: "POLL".into(),
-                    exit_ns: 0,
-                    target_residency_ns: 0,
-                    polling: true,
-                },
-            );
+            p.wakeup.idle_states.insert(0, IdleState::poll());
         }
         p
     }

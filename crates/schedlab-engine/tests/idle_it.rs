@@ -1,79 +1,25 @@
 //! The cpuidle governor in the engine: what a wakeup of an idle CPU pays depends on the state
 //! the governor chose when the CPU went idle (`idle.rs`), and a polling CPU needs no IPI.
 
-use schedlab_engine::policy::PrevCpu;
-use schedlab_engine::profile::{Governor, IdleState};
-use schedlab_engine::{
-    CfsBalancer, ChannelKind, Dist, EndReason, MachineProfile, Op, SchedConfig, SimOptions,
-    Simulation, TaskSpec, Workload,
-};
-use schedlab_topo::{CpuId, CpuSet, Topology};
-use std::sync::Arc;
+mod common;
 
-fn topo() -> Arc<Topology> {
-    Arc::new(schedlab_topo::regular("t", "test", 1, 2, 2, 1, false).unwrap())
-}
+use common::{exact, pingpong, run_on_core2quad as run};
+use schedlab_engine::profile::{Governor, IdleState};
+use schedlab_engine::{ChannelKind, Dist, MachineProfile, Op, Simulation, TaskSpec, Workload};
+use schedlab_topo::{CpuId, CpuSet};
 
 fn profile(governor: Governor, poll: bool) -> MachineProfile {
-    let mut p = MachineProfile::default();
-    p.cpu.jitter = 0.0;
+    let mut p = exact();
     p.wakeup.governor = governor;
     if poll {
-        p.wakeup.idle_states.insert(
-            0,
-            IdleState {
-                name: "POLL".into(),
-                exit_ns: 0,
-                target_residency_ns: 0,
-                polling: true,
-            },
-        );
+        p.wakeup.idle_states.insert(0, IdleState::poll());
     }
     p
 }
 
-fn run(p: MachineProfile, w: Workload) -> Simulation {
-    let cfg = SchedConfig::default();
-    let bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
-    let mut sim = Simulation::new(
-        topo(),
-        p,
-        cfg,
-        Box::new(PrevCpu),
-        Box::new(bal),
-        w,
-        SimOptions {
-            check_invariants: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(sim.run(), EndReason::AllExited);
-    sim
-}
-
 /// A pipe ping-pong pinned to CPUs 0 and 2 (two LLCs): every wakeup goes to an idle CPU.
 fn split_pingpong(loops: u64) -> Workload {
-    let mut w = Workload::new("pipe");
-    let p1 = w.channel(ChannelKind::pipe(), "p1");
-    let p2 = w.channel(ChannelKind::pipe(), "p2");
-    let send = |ch| Op::Send {
-        ch,
-        bytes: Dist::Const(4),
-    };
-    let mut a = TaskSpec::new(
-        "a",
-        vec![Op::Loop(loops), send(p1), Op::Recv { ch: p2 }, Op::EndLoop],
-    );
-    let mut b = TaskSpec::new(
-        "b",
-        vec![Op::Loop(loops), Op::Recv { ch: p1 }, send(p2), Op::EndLoop],
-    );
-    a.affinity = Some(CpuSet::from_cpus(4, [CpuId::new(0)]));
-    b.affinity = Some(CpuSet::from_cpus(4, [CpuId::new(2)]));
-    w.spawn(a);
-    w.spawn(b);
-    w
+    pingpong(ChannelKind::pipe(), loops, 0, 2)
 }
 
 #[test]

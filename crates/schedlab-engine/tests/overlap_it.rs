@@ -3,71 +3,10 @@
 //! A waker's syscall exit and the entry of its next blocking call run after the wakeup,
 //! while a remote wakee starts; a shared object's lines move to the CPU of each operation.
 
-use schedlab_engine::policy::PrevCpu;
-use schedlab_engine::{
-    CfsBalancer, ChannelKind, Dist, EndReason, MachineProfile, Op, SchedConfig, SimOptions,
-    Simulation, TaskSpec, Workload,
-};
-use schedlab_topo::CpuId;
-use schedlab_topo::{CpuSet, Topology};
-use std::sync::Arc;
+mod common;
 
-fn core2quad() -> Arc<Topology> {
-    // 4 CPUs, 2 LLCs of 2 cores (no SMT).
-    Arc::new(schedlab_topo::regular("core2quad", "test", 1, 2, 2, 1, false).unwrap())
-}
-
-/// A ping-pong of `loops` round trips over two channels of `kind`, A on `ca`, B on `cb`.
-fn pingpong(kind: ChannelKind, loops: u64, ca: usize, cb: usize) -> Workload {
-    let mut w = Workload::new("pair");
-    let p1 = w.channel(kind, "p1");
-    let p2 = w.channel(kind, "p2");
-    let send = |ch| Op::Send {
-        ch,
-        bytes: Dist::Const(4),
-    };
-    let mut a = TaskSpec::new(
-        "a",
-        vec![Op::Loop(loops), send(p1), Op::Recv { ch: p2 }, Op::EndLoop],
-    );
-    let mut b = TaskSpec::new(
-        "b",
-        vec![Op::Loop(loops), Op::Recv { ch: p1 }, send(p2), Op::EndLoop],
-    );
-    a.affinity = Some(CpuSet::from_cpus(4, [ca].map(CpuId::new)));
-    b.affinity = Some(CpuSet::from_cpus(4, [cb].map(CpuId::new)));
-    w.spawn(a);
-    w.spawn(b);
-    w
-}
-
-/// The default profile without run-to-run noise.
-fn exact() -> MachineProfile {
-    let mut p = MachineProfile::default();
-    p.cpu.jitter = 0.0;
-    p
-}
-
-fn run(profile: MachineProfile, w: Workload) -> Simulation {
-    let cfg = SchedConfig::default();
-    let bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
-    let mut sim = Simulation::new(
-        core2quad(),
-        profile,
-        cfg,
-        Box::new(PrevCpu),
-        Box::new(bal),
-        w,
-        SimOptions {
-            seed: 1,
-            check_invariants: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(sim.run(), EndReason::AllExited);
-    sim
-}
+use common::{exact, pingpong, run_on_core2quad as run};
+use schedlab_engine::ChannelKind;
 
 /// ns per round trip of the pipe pair on (`ca`, `cb`) with `syscall_ns`.
 fn round_trip(syscall_ns: u64, ca: usize, cb: usize) -> f64 {

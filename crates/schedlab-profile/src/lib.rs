@@ -202,6 +202,18 @@ pub enum Governor {
     Elapsed,
 }
 
+impl IdleState {
+    /// cpuidle's `POLL` state (`cpuidle_poll_state_init()`): exit 0, residency 0, polling.
+    pub fn poll() -> IdleState {
+        IdleState {
+            name: "POLL".into(),
+            exit_ns: 0,
+            target_residency_ns: 0,
+            polling: true,
+        }
+    }
+}
+
 impl Governor {
     /// The name used in profiles and sysfs.
     pub fn name(self) -> &'static str {

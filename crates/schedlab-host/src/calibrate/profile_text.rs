@@ -155,15 +155,7 @@ impl Calibration {
         p.wakeup.governor = self.governor.0;
         if self.governor.0 == Governor::Haltpoll && !p.wakeup.idle_states[0].polling {
             // The haltpoll cpuidle driver's state 0: the poll loop before the halt.
-            p.wakeup.idle_states.insert(
-                0,
-                IdleState {
-                    name: "POLL".into(),
-                    exit_ns: 0,
-                    target_residency_ns: 0,
-                    polling: true,
-                },
-            );
+            p.wakeup.idle_states.insert(0, IdleState::poll());
         }
         p
     }
