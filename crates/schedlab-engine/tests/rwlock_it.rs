@@ -3,20 +3,16 @@
 //! event, the run ends with every task exited), and the wake rules show in the wake graph:
 //! an InnoDB release wakes all waiters at once, an LWLock release one exclusive waiter.
 
-use schedlab_engine::policy::PrevCpu;
+mod common;
+
 use schedlab_engine::rwlock::RwWake;
-use schedlab_engine::{
-    CfsBalancer, Dist, EndReason, MachineProfile, Op, SchedConfig, SimOptions, Simulation,
-    TaskSpec, Workload,
-};
-use std::sync::Arc;
+use schedlab_engine::{Dist, MachineProfile, Op, Simulation, TaskSpec, Workload};
 
 const TASKS: u64 = 6;
 const LOOPS: u64 = 200;
 const HOLD: u64 = 10_000;
 
 fn run(wake: RwWake, spin_ns: u64, readers: u64) -> Simulation {
-    let topo = Arc::new(schedlab_topo::regular("quad", "test", 1, 2, 2, 1, false).unwrap());
     let mut w = Workload::new("rw");
     let l = w.rwlock(wake);
     for i in 0..TASKS {
@@ -37,29 +33,8 @@ fn run(wake: RwWake, spin_ns: u64, readers: u64) -> Simulation {
             ],
         ));
     }
-    let cfg = SchedConfig::default();
-    let bal = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
-    let mut sim = Simulation::new(
-        topo,
-        MachineProfile::default(),
-        cfg,
-        Box::new(PrevCpu),
-        Box::new(bal),
-        w,
-        SimOptions {
-            seed: 1,
-            check_invariants: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let end = sim.run();
-    assert_eq!(
-        end,
-        EndReason::AllExited,
-        "{wake:?}: run ended with {end:?}"
-    );
-    sim
+    // Invariants are checked at every event, and every task must exit.
+    common::run_on_core2quad(MachineProfile::default(), w)
 }
 
 #[test]
