@@ -247,6 +247,17 @@ pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
     };
 }
 
+/// Makes the calling thread `SCHED_IDLE`: woken, it never preempts a normal task
+/// (`check_preempt_wakeup()` returns early for a wakee of that policy, 2.6.23 on).
+pub(crate) fn set_sched_idle() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; param is a valid sched_param.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Pins the calling thread to `cpu`.
 pub(crate) fn pin_to_cpu(cpu: CpuId) -> io::Result<()> {
     let cpu = cpu.index();

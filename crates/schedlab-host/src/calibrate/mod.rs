@@ -14,7 +14,8 @@
 //! * `refetch_<class>_ns`: a 256 KiB buffer written on one CPU, then read on a CPU of that
 //!   class, minus the same read once hot, per 64-byte line.
 //! * `local_wake_ns` / `remote_wake_ns`: the waker's FUTEX_WAKE time with the wakee blocked on
-//!   the waker's CPU / on an idle CPU, minus `syscall_ns`.
+//!   the waker's CPU (a `SCHED_IDLE` wakee, which does not preempt the waker on the way out)
+//!   / on an idle CPU, minus `syscall_ns`.
 //! * wake-up latency to an idle CPU (futex wake to the wakee running there): the waker's
 //!   syscall and `remote_wake_ns`, then the IPI, then the idle exit, as the simulator charges
 //!   them; the IPI cannot be split from the exit from user space, so `ipi_ns` keeps its default

@@ -184,7 +184,10 @@ pub(super) fn refetch_per_line(a: CpuId, b: CpuId, line: usize) -> Result<f64, H
 }
 
 /// Median wake-up latency to an idle CPU `b` from `a` over `n` wake-ups, and the median
-/// waker-side FUTEX_WAKE time; with `a == b` only the waker side is meaningful.
+/// waker-side FUTEX_WAKE time; with `a == b` only the waker side is meaningful. With
+/// `a == b` the wakee is `SCHED_IDLE`, so it does not preempt the waker on the way out of
+/// FUTEX_WAKE (which would put two switches and the wakee's run into the waker's time), and
+/// the waker sleeps instead of spinning until the wakee has answered.
 pub(super) fn futex_wakes(
     a: CpuId,
     b: CpuId,
@@ -209,6 +212,9 @@ pub(super) fn futex_wakes(
     let wakee = std::thread::Builder::new()
         .spawn(move || {
             let _ = sys::pin_to_cpu(b);
+            if a == b {
+                let _ = sys::set_sched_idle();
+            }
             while !sw.quit.load(Ordering::Acquire) {
                 while sw.word.load(Ordering::Acquire) == 0 {
                     if sw.quit.load(Ordering::Acquire) {
@@ -255,9 +261,10 @@ pub(super) fn futex_wakes(
             wakes.push((sys::monotonic_ns() - t0) as f64);
             let give_up = Instant::now() + Duration::from_secs(1);
             while sm.acks.load(Ordering::Acquire) <= i && Instant::now() < give_up {
-                std::hint::spin_loop();
                 if a == b {
-                    std::thread::yield_now();
+                    std::thread::sleep(Duration::from_micros(50));
+                } else {
+                    std::hint::spin_loop();
                 }
             }
             lats.push(sm.lat.load(Ordering::Acquire) as f64);

@@ -40,7 +40,7 @@ pub(super) fn method(id: &str) -> &'static str {
             "256 KiB written on one CPU, read on a CPU of the class, minus the hot read, per line"
         }
         "wakeup.local_wake_ns" => {
-            "FUTEX_WAKE time with the wakee blocked on the waker's CPU, minus syscall_ns"
+            "FUTEX_WAKE time with a SCHED_IDLE wakee blocked on the waker's CPU (no preemption), minus syscall_ns"
         }
         "wakeup.remote_wake_ns" => {
             "FUTEX_WAKE time with the wakee blocked on an idle CPU, minus syscall_ns"
