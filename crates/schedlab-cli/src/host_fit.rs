@@ -162,17 +162,28 @@ fn secant(
     let err = |s: f64| ((s - t.measured_us) / t.measured_us).abs();
     let mut best = (v0, s0);
     let mut flag = None;
-    for _ in 0..6 {
+    // Enough steps to halve any value down to the floor (see below) and still converge.
+    for _ in 0..16 {
         if err(s) <= FIT_TOL {
             break;
         }
         let slope = (prev.1 - s) / (prev.0 - v);
-        if !(slope.is_finite() && slope * sign > 0.0) {
-            // Flat or noisy here: the closest value so far stands.
-            break;
-        }
-        let next = v + (t.measured_us - s) / slope;
-        if next <= 1.0 {
+        let mut next = if slope.is_finite() && slope * sign > 0.0 {
+            v + (t.measured_us - s) / slope
+        } else {
+            // Flat or noisy here (the seeds' preemptions differ): step toward the
+            // measurement instead, halving or growing by half.
+            if (s > t.measured_us) == (sign > 0.0) {
+                v / 2.0
+            } else {
+                v * 1.5 + 100.0
+            }
+        };
+        if next <= 1.0 && v > 2.0 {
+            // A step past zero is as likely a slope misread from noisy seeds (a pinned
+            // ping-pong's preemptions differ by seed) as a real floor: halve instead.
+            next = v / 2.0;
+        } else if next <= 1.0 {
             flag = Some(format!(
                 "matching needs {key} <= 0 ({next:.0}): the simulated microbenchmark is \
                  dearer than the real one for another reason; the closest positive value stands"
@@ -368,6 +379,9 @@ mod tests {
     /// calibrate --record` and `schedlab host check --suite --quick --record`.
     const CALIBRATION: &str = include_str!("../tests/fixtures/host-epyc-2cpu/calibration.json");
     const SUITE: &str = include_str!("../tests/fixtures/host-epyc-2cpu/suite-quick.json");
+    /// `calibrate --record` on the same guest, quiet (2026-12-01): its stacked round trips
+    /// simulate differently by seed, and its cross-CPU round trip is out of the exit's reach.
+    const QUIET: &str = include_str!("../tests/fixtures/host-epyc-2cpu/calibration-quiet.json");
 
     fn suite_distance(rec: &RecordedSuite, p: &MachineProfile) -> f64 {
         let pairs: Vec<(f64, f64)> = rec
@@ -469,5 +483,24 @@ mod tests {
         let err = (row.sim_after - row.target.measured_us) / row.target.measured_us;
         assert!(err.abs() < 0.05, "{row:?}");
         assert!(notes(&rows)["wakeup.ipi_send_ns"].contains("fitted by simulation"));
+    }
+
+    #[test]
+    fn a_quiet_calibration_fits_every_round_trip_despite_noisy_seeds() {
+        let cal: Recorded = serde_json::from_str(QUIET).unwrap();
+        let base = MachineProfile::from_toml(&cal.profile_toml, "fixture").unwrap();
+        let (fitted, rows) = fit(&cal.topology, &base, &cal.targets, &cal.variant).unwrap();
+        for r in &rows {
+            let err = (r.sim_after - r.target.measured_us) / r.target.measured_us;
+            // A first secant step misled by the seeds once left the stacked round trip
+            // +36 % off; halving toward the measurement brings every one within 10 %.
+            assert!(err.abs() < 0.10, "{r:?}");
+        }
+        // The derived switch costs hold the wake work the non-blocking write+read did not
+        // see: the fit lowers them.
+        assert!(fitted.cpu.ctx_switch_ns < base.cpu.ctx_switch_ns);
+        // The exit alone cannot reach the cross-CPU round trip; the IPI send overlap does.
+        assert!(fitted.wakeup.ipi_send_ns > 0, "{rows:?}");
+        assert!(fitted.wakeup.ipi_send_ns <= fitted.wakeup.remote_wake_ns);
     }
 }
