@@ -339,6 +339,11 @@ impl CpuSet {
             .all(|(a, b)| a & !b == 0)
     }
 
+    /// The CPUs as plain indices, lowest first: what JSON output and assertions compare.
+    pub fn indices(&self) -> Vec<usize> {
+        self.iter().map(CpuId::index).collect()
+    }
+
     /// The kernel's cpulist form, e.g. `0-9,20-29`.
     pub fn to_list_string(&self) -> String {
         let mut out = String::new();

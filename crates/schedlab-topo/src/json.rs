@@ -203,9 +203,7 @@ impl SchedDomains {
     /// Per CPU, the domain chain lowest first: level name, span, groups, flag names and
     /// the numeric parameters.
     pub fn to_json_value(&self) -> serde_json::Value {
-        let list = |s: &crate::CpuSet| {
-            serde_json::Value::from(s.iter().map(CpuId::index).collect::<Vec<_>>())
-        };
+        let list = |s: &crate::CpuSet| serde_json::Value::from(s.indices());
         let cpus: Vec<serde_json::Value> = CpuId::range(self.nr_cpus())
             .map(|cpu| {
                 let chain: Vec<serde_json::Value> = self

@@ -10,7 +10,7 @@
 //! ```
 //! use schedlab_topo::{CpuId, DomainEra, SchedDomains, spec};
 //! let t = spec::parse_topology("westmere-2s20c", &Default::default()).unwrap();
-//! let siblings: Vec<usize> = t.smt_siblings(CpuId::new(3)).iter().map(CpuId::index).collect();
+//! let siblings: Vec<usize> = t.smt_siblings(CpuId::new(3)).indices();
 //! assert_eq!(siblings, vec![3, 23]);
 //! let sd = SchedDomains::build(&t, DomainEra::Linux510);
 //! assert_eq!(sd.sd_llc(CpuId::new(0)).unwrap().span_weight, 20);
@@ -96,13 +96,7 @@ mod tests {
     fn westmere_2s_domains() {
         let t = regular("w", "test", 2, 1, 10, 2, true).unwrap();
         assert_eq!(t.nr_cpus(), 40);
-        assert_eq!(
-            t.smt_siblings(CpuId::new(3))
-                .iter()
-                .map(CpuId::index)
-                .collect::<Vec<_>>(),
-            vec![3, 23]
-        );
+        assert_eq!(t.smt_siblings(CpuId::new(3)).indices(), vec![3, 23]);
         let sd = SchedDomains::build(&t, DomainEra::Linux510);
         let chain = sd.of(CpuId::new(0));
         let names: Vec<String> = chain.iter().map(|d| d.level.name()).collect();

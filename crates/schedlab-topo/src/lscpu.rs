@@ -398,13 +398,7 @@ mod tests {
         assert_eq!(t.nr_cores(), 4);
         assert_eq!(t.nr_llcs(), 2);
         assert_eq!(t.nr_nodes(), 2);
-        assert_eq!(
-            t.smt_siblings(CpuId::new(2))
-                .iter()
-                .map(CpuId::index)
-                .collect::<Vec<_>>(),
-            vec![2, 6]
-        );
+        assert_eq!(t.smt_siblings(CpuId::new(2)).indices(), vec![2, 6]);
         assert_eq!(t.llc_span(CpuId::new(1)).to_list_string(), "0-1,4-5");
         assert_eq!(t.distances(), &[vec![10, 20], vec![20, 10]]);
     }

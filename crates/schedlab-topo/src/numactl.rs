@@ -421,20 +421,8 @@ node 0 1
         assert_eq!(t.nr_nodes(), 2);
         assert_eq!(t.nr_llcs(), 2);
         assert_eq!(t.nr_packages(), 2);
-        assert_eq!(
-            t.smt_siblings(CpuId::new(0))
-                .iter()
-                .map(CpuId::index)
-                .collect::<Vec<_>>(),
-            vec![0, 20]
-        );
-        assert_eq!(
-            t.smt_siblings(CpuId::new(31))
-                .iter()
-                .map(CpuId::index)
-                .collect::<Vec<_>>(),
-            vec![11, 31]
-        );
+        assert_eq!(t.smt_siblings(CpuId::new(0)).indices(), vec![0, 20]);
+        assert_eq!(t.smt_siblings(CpuId::new(31)).indices(), vec![11, 31]);
         assert_eq!(t.node_span(CpuId::new(12)).to_list_string(), "10-19,30-39");
         assert_eq!(t.distances(), &[vec![10, 20], vec![20, 10]]);
     }

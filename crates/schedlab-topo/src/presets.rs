@@ -119,10 +119,7 @@ mod tests {
     use super::*;
 
     fn sibs(t: &Topology, cpu: usize) -> Vec<usize> {
-        t.smt_siblings(CpuId::new(cpu))
-            .iter()
-            .map(CpuId::index)
-            .collect()
+        t.smt_siblings(CpuId::new(cpu)).indices()
     }
 
     #[test]

@@ -425,13 +425,7 @@ mod tests {
         assert_eq!(t.nr_llcs(), 4);
         assert_eq!(t.nr_cores(), 16);
         // Far siblings: CPU 3 and CPU 3 + 16.
-        assert_eq!(
-            t.smt_siblings(CpuId::new(3))
-                .iter()
-                .map(CpuId::index)
-                .collect::<Vec<_>>(),
-            vec![3, 19]
-        );
+        assert_eq!(t.smt_siblings(CpuId::new(3)).indices(), vec![3, 19]);
         // LLC 1 = cores 4..8 → CPUs 4-7 and 20-23.
         assert_eq!(t.llc_span(CpuId::new(5)).to_list_string(), "4-7,20-23");
         assert_eq!(t.node_span(CpuId::new(0)).to_list_string(), "0-7,16-23");
