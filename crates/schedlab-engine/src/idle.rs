@@ -60,8 +60,28 @@ fn reached(states: &[IdleState], idle_ns: u64, floor: usize) -> usize {
     deepest.max(first).max(floor)
 }
 
-/// The state a CPU idle since `since`, which entered `chosen` and holds it until `hold`,
-/// is in at `now`; `None` when the profile lists no idle states.
+/// The index of the state a CPU idle since `since`, which entered `chosen` and holds it
+/// until `hold`, is in at `now`; `None` when the profile lists no idle states.
+pub fn state_index_at(
+    profile: &MachineProfile,
+    chosen: u8,
+    since: Time,
+    hold: Time,
+    now: Time,
+) -> Option<usize> {
+    let states = &profile.wakeup.idle_states;
+    if states.is_empty() {
+        return None;
+    }
+    let chosen = usize::from(chosen).min(states.len() - 1);
+    Some(if now < hold {
+        chosen
+    } else {
+        reached(states, now.saturating_sub(since), chosen)
+    })
+}
+
+/// The state itself (see [`state_index_at`]).
 pub fn state_at(
     profile: &MachineProfile,
     chosen: u8,
@@ -69,17 +89,7 @@ pub fn state_at(
     hold: Time,
     now: Time,
 ) -> Option<&IdleState> {
-    let states = &profile.wakeup.idle_states;
-    if states.is_empty() {
-        return None;
-    }
-    let chosen = usize::from(chosen).min(states.len() - 1);
-    let idx = if now < hold {
-        chosen
-    } else {
-        reached(states, now.saturating_sub(since), chosen)
-    };
-    states.get(idx)
+    state_index_at(profile, chosen, since, hold, now).map(|i| &profile.wakeup.idle_states[i])
 }
 
 /// One CPU's governor data (`struct menu_device`, `struct teo_cpu`, haltpoll's

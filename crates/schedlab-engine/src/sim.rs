@@ -292,6 +292,7 @@ impl Simulation {
             events: Vec::new(),
         });
         let hist = || Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("static bounds");
+        let profile_states = profile.wakeup.idle_states.len();
         let mut sim = Simulation {
             domains,
             profile,
@@ -352,7 +353,7 @@ impl Simulation {
             in_softirq: false,
             softirq: softirq::Softirqs::new(n, workload.specs.len()),
             idle_gov: vec![Default::default(); n],
-            idle_state_exits: Vec::new(),
+            idle_state_exits: vec![0; profile_states],
             cpu_timers: vec![Default::default(); n],
             tcp_ack: Vec::new(),
             op_extra_cost: 0.0,

@@ -594,6 +594,7 @@ impl Simulation {
         // The hrtimer goes on the CPU the task sleeps on (its `hrtimer_cpu_base`), where the
         // cpuidle governor sees it as the next timer.
         let cpu = self.tasks[t].cpu;
+        // Drop the stale entries on top first: a CPU that never idles never reads its heap.
         self.next_timer_ns(cpu);
         self.cpu_timers[cpu.index()].push(std::cmp::Reverse((at, t.index() as u32, g_n)));
         self.events.push(

@@ -4,7 +4,7 @@
 
 use super::Simulation;
 use super::queue::Event;
-use crate::idle::state_at;
+use crate::idle::state_index_at;
 use crate::seg_timers;
 use crate::state::{CpuMode, TaskState};
 use crate::task::TaskId;
@@ -236,20 +236,10 @@ impl Simulation {
             return;
         };
         let idle_for = self.now - since;
-        let exit = match state_at(&self.profile, state, since, hold, self.now) {
-            Some(s) => {
-                let i = self
-                    .profile
-                    .wakeup
-                    .idle_states
-                    .iter()
-                    .position(|x| std::ptr::eq(x, s))
-                    .unwrap_or(0);
-                if self.idle_state_exits.len() <= i {
-                    self.idle_state_exits.resize(i + 1, 0);
-                }
+        let exit = match state_index_at(&self.profile, state, since, hold, self.now) {
+            Some(i) => {
                 self.idle_state_exits[i] += 1;
-                s.exit_ns
+                self.profile.wakeup.idle_states[i].exit_ns
             }
             None => 0,
         };
