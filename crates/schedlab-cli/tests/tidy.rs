@@ -311,3 +311,330 @@ fn nothing_cites_material_outside_the_repository() {
         hits.join("\n  ")
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The architecture's invariants, as ARCHITECTURE.md states them
+// ---------------------------------------------------------------------------------------------
+
+/// The "Crate dependencies" table of ARCHITECTURE.md: each crate and the workspace crates it
+/// may depend on (`—` for none, `any` for the binary). The table is the statement; the test
+/// holds the manifests to it, so the map cannot drift from the code.
+fn documented_dependencies() -> Vec<(String, Option<BTreeSet<String>>)> {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let start = text
+        .find("### Crate dependencies")
+        .expect("ARCHITECTURE.md has a '### Crate dependencies' section");
+    let mut rows = Vec::new();
+    for line in text[start..].lines().skip(1) {
+        if line.starts_with("#") {
+            break;
+        }
+        let cells: Vec<&str> = line
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect();
+        if cells.len() != 2 || !cells[0].starts_with("`schedlab-") {
+            continue;
+        }
+        let name = cells[0].trim_matches('`').to_string();
+        let allowed = match cells[1] {
+            "any" => None,
+            "—" => Some(BTreeSet::new()),
+            list => Some(
+                list.split(',')
+                    .map(|s| s.trim().trim_matches('`').to_string())
+                    .collect(),
+            ),
+        };
+        rows.push((name, allowed));
+    }
+    rows
+}
+
+/// Every crate's normal and build dependencies on workspace crates are the ones the table of
+/// ARCHITECTURE.md allows, and every crate under `crates/` has a row. (Dev-dependencies are
+/// free, except the host harness's: `schedlab-host/tests/deps.rs` checks those too.)
+#[test]
+fn crate_dependencies_are_the_documented_ones() {
+    let documented = documented_dependencies();
+    let m = metadata();
+    let mut wrong = Vec::new();
+    let mut seen = BTreeSet::new();
+    for p in m["packages"].as_array().expect("packages") {
+        let name = p["name"].as_str().unwrap_or("");
+        let manifest = p["manifest_path"].as_str().unwrap_or("");
+        if !manifest.contains("/crates/") || !name.starts_with("schedlab-") {
+            continue;
+        }
+        seen.insert(name.to_string());
+        let Some((_, allowed)) = documented.iter().find(|(n, _)| n == name) else {
+            wrong.push(format!(
+                "{name}: no row in ARCHITECTURE.md's crate dependencies"
+            ));
+            continue;
+        };
+        let deps: BTreeSet<String> = p["dependencies"]
+            .as_array()
+            .expect("dependencies")
+            .iter()
+            .filter(|d| d["kind"].is_null() || d["kind"] == "build")
+            .filter_map(|d| d["name"].as_str())
+            .filter(|d| d.starts_with("schedlab-"))
+            .map(str::to_string)
+            .collect();
+        if let Some(allowed) = allowed {
+            for d in deps.difference(allowed) {
+                wrong.push(format!(
+                    "{name} depends on {d}, which the table does not allow"
+                ));
+            }
+            for d in allowed.difference(&deps) {
+                wrong.push(format!(
+                    "{name}: the table allows {d}, which it does not use"
+                ));
+            }
+        }
+    }
+    for (n, _) in &documented {
+        if !seen.contains(n) {
+            wrong.push(format!("ARCHITECTURE.md names {n}, which is not a crate"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "crate dependencies:\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+/// Lines of the Rust sources below `dir` (comments and doc comments left out) that contain
+/// one of `needles`, as `file:line: text`.
+fn code_lines_with(dir: &Path, needles: &[&str]) -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir)
+            .expect("readable source folder")
+            .flatten()
+        {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files.sort();
+    let mut hits = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("UTF-8 source");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            if let Some(nd) = needles.iter().find(|nd| code.contains(**nd)) {
+                let rel = f.strip_prefix(root()).unwrap_or(&f).display().to_string();
+                hits.push(format!("{rel}:{}: {nd}: {}", n + 1, code));
+            }
+        }
+    }
+    hits
+}
+
+/// What lets the outside world into a run: files, the environment, clocks, processes, the
+/// network, the terminal.
+const IMPURE: &[&str] = &[
+    "std::fs",
+    "fs::read",
+    "File::open",
+    "File::create",
+    "std::env",
+    "env::var",
+    "std::time",
+    "Instant::now",
+    "SystemTime",
+    "std::process",
+    "std::net",
+    "stdin()",
+    "IsTerminal",
+];
+
+/// The engine, the policies and the topology-independent models of the simulator read no
+/// file, clock, environment, process or terminal: a run is a pure function of its inputs and
+/// seed (ARCHITECTURE.md, the engine's and the policies' invariants).
+#[test]
+fn the_simulator_core_reads_nothing_from_outside() {
+    let mut hits = Vec::new();
+    for c in [
+        "schedlab-engine",
+        "schedlab-policies",
+        "schedlab-vocab",
+        "schedlab-metrics",
+    ] {
+        hits.extend(code_lines_with(
+            &root().join("crates").join(c).join("src"),
+            IMPURE,
+        ));
+    }
+    assert!(
+        hits.is_empty(),
+        "impure calls in the simulator core:\n  {}",
+        hits.join("\n  ")
+    );
+}
+
+/// Only the binary reads argv or the terminal (ARCHITECTURE.md, `crates/schedlab-cli`).
+#[test]
+fn only_the_binary_reads_argv_or_the_terminal() {
+    let mut hits = Vec::new();
+    for e in std::fs::read_dir(root().join("crates"))
+        .expect("crates/")
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "schedlab-cli" {
+            continue;
+        }
+        hits.extend(code_lines_with(
+            &e.path().join("src"),
+            &["env::args", "IsTerminal", "stdin()"],
+        ));
+    }
+    assert!(
+        hits.is_empty(),
+        "argv or terminal outside the binary:\n  {}",
+        hits.join("\n  ")
+    );
+}
+
+/// Every file of the repository (not `target/`, not dot folders), as a path relative to the
+/// root with `/` separators.
+fn repository_files() -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name == "target" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(&p, root, out);
+            } else if let Ok(rel) = p.strip_prefix(root) {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let root = root();
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out
+}
+
+/// Whether a crate-relative `name` is a file of the repository: relative to the markdown
+/// file's own folder, or the tail of a repository path at a folder boundary, where a leading
+/// crate shorthand (`engine/src/rng.rs`) stands for `schedlab-engine/`.
+fn resolves(name: &str, md_dir: &Path, files: &[String]) -> bool {
+    md_dir.join(name).exists()
+        || files.iter().any(|f| {
+            f == name
+                || f.ends_with(&format!("/{name}"))
+                || f.ends_with(&format!("/schedlab-{name}"))
+        })
+}
+
+/// Source files named in `text` without their crate: tokens ending in `.rs`, and tokens with a
+/// folder (`validate/pinned.rs`, `tests/deps.rs`) ending in another source or data extension.
+/// Patterns (`*`, `{..}`, `<..>`) and absolute paths are skipped.
+fn crate_relative_names(text: &str) -> BTreeSet<String> {
+    let is_path = |c: char| c.is_alphanumeric() || "_-./".contains(c);
+    let mut out = BTreeSet::new();
+    let mut i = 0;
+    let bytes: Vec<char> = text.chars().collect();
+    while i < bytes.len() {
+        if !is_path(bytes[i])
+            || (i > 0 && (is_path(bytes[i - 1]) || "*{}<>".contains(bytes[i - 1])))
+        {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < bytes.len() && is_path(bytes[j]) {
+            j += 1;
+        }
+        let tok: String = bytes[i..j].iter().collect();
+        let tok = tok.trim_end_matches(['.', ',', ':']).to_string();
+        let follows_pattern = j < bytes.len() && "*{}<>".contains(bytes[j]);
+        let source = tok.ends_with(".rs")
+            || (tok.contains('/')
+                && [".toml", ".md", ".sh", ".py"]
+                    .iter()
+                    .any(|e| tok.ends_with(e)));
+        if source
+            && !follows_pattern
+            && !tok.starts_with('/')
+            && !tok.starts_with("../")
+            && !tok.contains("NAME")
+            && !TOP.iter().any(|t| tok.starts_with(t))
+        {
+            out.insert(tok);
+        }
+        i = j;
+    }
+    out
+}
+
+/// Every source file ARCHITECTURE.md and the docs name by a crate-relative path exists in some
+/// crate or folder (the repository-rooted ones are checked by `documented_paths_exist`), so a
+/// renamed or removed file cannot stay in the map.
+#[test]
+fn crate_relative_paths_in_the_docs_exist() {
+    let root = root();
+    let files = repository_files();
+    let mut missing = Vec::new();
+    for file in markdown_files() {
+        let rel = file
+            .strip_prefix(&root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(&file).expect("markdown is UTF-8");
+        let dir = file.parent().expect("file has a folder");
+        for name in crate_relative_names(&text) {
+            if !resolves(&name, dir, &files) {
+                missing.push(format!("{rel}: {name}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "crate-relative source paths named in the docs that exist in no crate:\n  {}",
+        missing.join("\n  ")
+    );
+}
+
+#[test]
+fn crate_relative_scanner_finds_sources_and_skips_patterns() {
+    let found = crate_relative_names(
+        "`sim/wakeup.rs` and fair.rs, `tests/deps.rs`; not crates/x/src/y.rs (rooted), \
+         `{o1,cfs1..cfs5}.rs`, `models/*.rs`, /proc/x.rs, profile.toml, `a/b.toml`.",
+    );
+    let want: BTreeSet<String> = ["sim/wakeup.rs", "fair.rs", "tests/deps.rs", "a/b.toml"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(found, want);
+    let files = repository_files();
+    let docs = root().join("docs");
+    assert!(resolves("sim/wakeup.rs", &docs, &files));
+    assert!(resolves("engine/src/rng.rs", &docs, &files));
+    assert!(resolves("policies/README.md", &docs, &files));
+    assert!(!resolves("sim/no_such_file.rs", &docs, &files));
+    assert!(!resolves("wakeup.rs/sim", &docs, &files));
+}
