@@ -90,6 +90,15 @@ pub(crate) fn host_side(
     spec: &str,
     capture: bool,
 ) -> Result<(BenchResult, Option<TraceCounters>, String)> {
+    let (result, trace, note) = host_run_traced(spec, capture)?;
+    Ok((result, trace.as_ref().map(counters), note))
+}
+
+/// Runs the host side, captured when possible, with the whole machine's trace.
+pub(crate) fn host_run_traced(
+    spec: &str,
+    capture: bool,
+) -> Result<(BenchResult, Option<schedlab_trace::Trace>, String)> {
     let opts = schedlab_host::HostRunOptions::default();
     if capture {
         // Removed when it goes out of scope, on every return path (a failed or interrupted
@@ -120,7 +129,7 @@ pub(crate) fn host_side(
                     "captured through tracefs ({} events; the whole machine is traced)",
                     trace.events.len()
                 );
-                return Ok((result, Some(counters(&trace)), note));
+                return Ok((result, Some(trace), note));
             }
             _ if schedlab_host::cancel_requested() => {
                 // Ctrl-C (or SIGTERM/SIGHUP) during the captured run: stop here, do not

@@ -12,22 +12,26 @@
 //! row is marked `unstable`). The spread printed is (max - min) / median of all runs. The
 //! simulator is repeated over seeds under the same rule.
 //!
-//! Counters come from one extra real run captured through tracefs (root) and from the first
-//! simulated run's trace, both read by `schedlab_trace::analysis`; without tracefs the suite
+//! The dynamics table (`dynamics.rs`) comes from extra real runs captured through tracefs
+//! (root; three, one with `--quick`) and from the first simulated run's trace, both read by
+//! `schedlab_trace::dynamics` on the tasks both sides name alike; without tracefs the suite
 //! says so and prints headlines and effects only. The real trace covers the whole machine.
 
+mod dynamics;
 mod report;
 
 pub use report::render;
 #[cfg(test)]
 pub use report::{distance, summary_line};
 
-use crate::host_check::{host_side, sim_side};
+use crate::host_check::{host_run_traced, sim_trace_on};
 use anyhow::Result;
 use schedlab_engine::MachineProfile;
 use schedlab_metrics::BenchResult;
 use schedlab_topo::CpuId;
-use schedlab_trace::analysis::TraceCounters;
+use schedlab_trace::Trace;
+use schedlab_trace::dynamics::Dynamics;
+use std::collections::BTreeSet;
 
 /// Headline error a benchmark may have and still count as "within".
 pub const HEADLINE_TOL: f64 = 0.15;
@@ -268,8 +272,9 @@ pub struct Side {
     pub values: Vec<f64>,
     /// Whether the stability rule was met.
     pub stable: bool,
-    /// Counters from a trace, when there was one.
-    pub counters: Option<TraceCounters>,
+    /// The dynamics of each traced run (`dynamics.rs`): one per captured real run, the first
+    /// seed's on the simulated side.
+    pub dynamics: Vec<Dynamics>,
 }
 
 impl Side {
@@ -288,44 +293,69 @@ pub fn rel_err(real: f64, sim: f64) -> f64 {
     }
 }
 
-/// The simulated side of one benchmark: seeds 1, 2, ... under the repetition rule; counters
-/// from the first seed's trace.
-pub fn simulate(b: &Bench, variant: &str, profile: &MachineProfile, rep: &Repeats) -> Result<Side> {
-    let mut counters = None;
+/// The simulated side of one benchmark: seeds 1, 2, ... under the repetition rule, and the
+/// first seed's trace (its dynamics are read once the real side has said which tasks the two
+/// share).
+pub fn simulate(
+    b: &Bench,
+    variant: &str,
+    profile: &MachineProfile,
+    rep: &Repeats,
+) -> Result<(Side, Option<Trace>)> {
+    let mut first = None;
     let (values, stable) = rep.run(|i| {
-        let (r, c) = sim_side(&b.spec, variant, profile, i as u64 + 1)?;
-        if counters.is_none() {
-            counters = Some(c);
+        let (r, t) = sim_trace_on("host", &b.spec, variant, profile, i as u64 + 1)?;
+        if first.is_none() {
+            first = Some(t);
         }
         value_of(&r, b.metric)
             .ok_or_else(|| anyhow::anyhow!("{}: the simulator reported no {}", b.id, b.metric))
     })?;
-    Ok(Side {
+    let side = Side {
         values,
         stable,
-        counters,
-    })
+        dynamics: Vec::new(),
+    };
+    Ok((side, first))
 }
 
-/// The real side of one benchmark: in-process runs under the repetition rule, then one
-/// captured run for the counters when `capture` is on.
-pub fn measure(b: &Bench, rep: &Repeats, capture: bool) -> Result<Side> {
+/// The real side of one benchmark: in-process runs under the repetition rule, then
+/// `captures` captured runs for the dynamics. Each captured run's dynamics are read on the
+/// tasks whose names it shares with `sim_comms`; the shared names of the first are returned.
+pub fn measure(
+    b: &Bench,
+    rep: &Repeats,
+    captures: usize,
+    sim_comms: &BTreeSet<String>,
+) -> Result<(Side, BTreeSet<String>)> {
     let opts = schedlab_host::HostRunOptions::default();
     let (values, stable) = rep.run(|_| {
         let r = schedlab_host::run_workload(&b.spec, &opts)?;
         value_of(&r.result, b.metric)
             .ok_or_else(|| anyhow::anyhow!("{}: the host run reported no {}", b.id, b.metric))
     })?;
-    let counters = if capture {
-        host_side(&b.spec, true)?.1
-    } else {
-        None
-    };
-    Ok(Side {
+    let mut side = Side {
         values,
         stable,
-        counters,
-    })
+        dynamics: Vec::new(),
+    };
+    let mut shared = None;
+    for _ in 0..captures {
+        let Some(trace) = host_run_traced(&b.spec, true)?.1 else {
+            break;
+        };
+        let keep = shared.get_or_insert_with(|| {
+            dynamics::comms(&trace)
+                .intersection(sim_comms)
+                .cloned()
+                .collect::<BTreeSet<String>>()
+        });
+        side.dynamics
+            .push(schedlab_trace::dynamics::dynamics(&trace, |c| {
+                keep.contains(c)
+            }));
+    }
+    Ok((side, shared.unwrap_or_default()))
 }
 
 /// One row of the result: a benchmark, both sides.
@@ -447,10 +477,24 @@ pub fn run_suite(
             }
         };
     let mut rows = Vec::new();
+    let captures = match (traced, opts.quick) {
+        (false, _) => 0,
+        (true, true) => 1,
+        (true, false) => 3,
+    };
     for b in benches {
         eprintln!("suite: {} ({})", b.id, b.spec);
-        let real = measure(&b, &opts.real_repeats(), traced)?;
-        let sim = simulate(&b, &opts.variant, profile, &opts.sim_repeats())?;
+        let (mut sim, sim_trace) = simulate(&b, &opts.variant, profile, &opts.sim_repeats())?;
+        let sim_comms = sim_trace.as_ref().map(dynamics::comms).unwrap_or_default();
+        let (real, shared) = measure(&b, &opts.real_repeats(), captures, &sim_comms)?;
+        if let Some(t) = &sim_trace
+            && !real.dynamics.is_empty()
+        {
+            sim.dynamics = vec![schedlab_trace::dynamics::dynamics(t, |c| {
+                shared.contains(c)
+            })];
+        }
+        drop(sim_trace);
         rows.push(Row {
             bench: b,
             real,
@@ -590,7 +634,7 @@ mod tests {
         let side = |v: f64| Side {
             values: vec![v],
             stable: true,
-            counters: None,
+            dynamics: Vec::new(),
         };
         let row = |id: &str, real, sim| Row {
             bench: Bench {

@@ -318,7 +318,14 @@ pub(crate) fn is_root() -> bool {
 /// The child asks to be killed when the forking thread dies (`PR_SET_PDEATHSIG`), so a
 /// crashed or killed harness leaves no benchmark processes behind. `body` runs in a copy of a
 /// multi-threaded process: it must be fork-safe (no allocation, no locks, no panics).
-pub(crate) fn fork_child(body: impl FnOnce() -> i32) -> io::Result<libc::pid_t> {
+///
+/// The child takes the task name `comm` (`PR_SET_NAME`): the simulator's model of the same
+/// benchmark names its tasks so, and a trace of the real run then tells the roles apart the
+/// same way (`host check`'s dynamics table compares them by name).
+pub(crate) fn fork_child(
+    comm: &std::ffi::CStr,
+    body: impl FnOnce() -> i32,
+) -> io::Result<libc::pid_t> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: fork; the child only calls fork-safe code and _exit.
@@ -330,6 +337,7 @@ pub(crate) fn fork_child(body: impl FnOnce() -> i32) -> io::Result<libc::pid_t> 
         // SAFETY: prctl/getppid/_exit are async-signal-safe system calls.
         unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            libc::prctl(libc::PR_SET_NAME, comm.as_ptr() as libc::c_ulong);
             if libc::getppid() != parent {
                 libc::_exit(111);
             }

@@ -20,6 +20,7 @@
 use std::path::PathBuf;
 
 pub mod analysis;
+pub mod dynamics;
 pub mod ftrace;
 pub mod perfetto;
 

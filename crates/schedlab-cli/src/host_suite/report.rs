@@ -1,32 +1,8 @@
-//! The suite's text: the headline, effect and counter tables (Markdown, readable in a
+//! The suite's text: the headline and effect tables, the dynamics table (`dynamics.rs`) (Markdown, readable in a
 //! terminal too), the distance line and the summary line.
 
 use super::{EFFECT_TOL, Effect, HEADLINE_TOL, Row, Side, rel_err, spread};
-use schedlab_trace::analysis::TraceCounters;
 use std::fmt::Write as _;
-
-/// Fraction of `c`'s wakeups that were local (same CPU as the waker), in %.
-fn local_pct(c: &TraceCounters) -> f64 {
-    if c.wakeups == 0 {
-        f64::NAN
-    } else {
-        100.0 * c.wakeups_local as f64 / c.wakeups as f64
-    }
-}
-
-/// Idle share of all CPU time seen, in %.
-fn idle_pct(c: &TraceCounters) -> f64 {
-    let (busy, idle) = c
-        .per_cpu
-        .iter()
-        .filter(|p| p.observed)
-        .fold((0u64, 0u64), |(b, i), p| (b + p.busy_ns, i + p.idle_ns));
-    if busy + idle == 0 {
-        f64::NAN
-    } else {
-        100.0 * idle as f64 / (busy + idle) as f64
-    }
-}
 
 fn fmt_err(e: f64) -> String {
     if e.is_finite() {
@@ -147,39 +123,7 @@ pub fn render(rows: &[Row], effects: &[Effect], traced: bool) -> String {
         );
     }
     if traced {
-        let _ = writeln!(
-            s,
-            "\nCounters (real / simulated; per run, from traces):\n\n| benchmark | local wakeups | migrations | voluntary sw | involuntary sw | wakeup p50 µs | wakeup p99 µs | idle |\n|---|---:|---:|---:|---:|---:|---:|---:|"
-        );
-        for r in rows {
-            let (Some(h), Some(m)) = (&r.real.counters, &r.sim.counters) else {
-                continue;
-            };
-            let pair = |a: f64, b: f64| format!("{} / {}", fmt_num(a), fmt_num(b));
-            let lat = |c: &TraceCounters, p: fn(&TraceCounters) -> Option<u64>| {
-                p(c).map_or(f64::NAN, |x| x as f64 / 1e3)
-            };
-            let _ = writeln!(
-                s,
-                "| {} | {:.0} % / {:.0} % | {} | {} | {} | {} | {} | {:.0} % / {:.0} % |",
-                r.bench.id,
-                local_pct(h),
-                local_pct(m),
-                pair(h.migrations as f64, m.migrations as f64),
-                pair(h.voluntary_switches as f64, m.voluntary_switches as f64),
-                pair(h.involuntary_switches as f64, m.involuntary_switches as f64),
-                pair(
-                    lat(h, TraceCounters::latency_p50),
-                    lat(m, TraceCounters::latency_p50)
-                ),
-                pair(
-                    lat(h, TraceCounters::latency_p99),
-                    lat(m, TraceCounters::latency_p99)
-                ),
-                idle_pct(h),
-                idle_pct(m),
-            );
-        }
+        s.push_str(&super::dynamics::render(rows));
     } else {
         let _ = writeln!(
             s,

@@ -184,6 +184,7 @@ pub(crate) fn run(hp: &HackbenchParams, limit: Duration) -> Result<HackbenchRepo
                 let (inp, stop) = (c.rd.as_raw_fd(), stop.clone());
                 let size = hp.datasize as usize;
                 let h = std::thread::Builder::new()
+                    .name("receiver".into())
                     .stack_size(256 << 10)
                     .spawn(move || {
                         let mut buf = vec![0u8; size];
@@ -196,6 +197,7 @@ pub(crate) fn run(hp: &HackbenchParams, limit: Duration) -> Result<HackbenchRepo
                 let (out, msg, stop) = (out_fds.clone(), msg.clone(), stop.clone());
                 let loops = hp.loops;
                 let h = std::thread::Builder::new()
+                    .name("sender".into())
                     .stack_size(256 << 10)
                     .spawn(move || sender(&out[gi], loops, &msg, ready_w, wake_r, &stop))
                     .map_err(|e| HostError::io("hackbench: spawning a thread", e))?;
@@ -242,7 +244,7 @@ pub(crate) fn run(hp: &HackbenchParams, limit: Duration) -> Result<HackbenchRepo
             for c in g {
                 let inp = c.rd.as_raw_fd();
                 let buf = &mut rbuf[..];
-                let pid = sys::fork_child(|| {
+                let pid = sys::fork_child(c"receiver", || {
                     exit_code(receiver(inp, messages, buf, ready_w, wake_r, &NEVER))
                 })
                 .map_err(|e| HostError::io("hackbench: fork", e))?;
@@ -250,7 +252,7 @@ pub(crate) fn run(hp: &HackbenchParams, limit: Duration) -> Result<HackbenchRepo
             }
             for _ in 0..hp.fds {
                 let out = &out_fds[gi][..];
-                let pid = sys::fork_child(|| {
+                let pid = sys::fork_child(c"sender", || {
                     exit_code(sender(out, hp.loops, &msg, ready_w, wake_r, &NEVER))
                 })
                 .map_err(|e| HostError::io("hackbench: fork", e))?;

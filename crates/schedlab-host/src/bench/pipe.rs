@@ -144,6 +144,7 @@ pub(crate) fn run(pp: &PipeParams, limit: Duration) -> Result<PipeReport, HostEr
             let stop = stop.clone();
             let cpu = pp.pin[usize::from(!first)];
             let h = std::thread::Builder::new()
+                .name("sched-pipe".into())
                 .spawn(move || pin(cpu).and_then(|()| side(first, r, w, loops, rw, wr, &stop)))
                 .map_err(|e| HostError::io("pipe: spawning a thread", e))?;
             threads.push(h);
@@ -175,7 +176,7 @@ pub(crate) fn run(pp: &PipeParams, limit: Duration) -> Result<PipeReport, HostEr
         let guard = ChildrenGuard(children.clone());
         for &(first, r, w) in &sides {
             let cpu = pp.pin[usize::from(!first)];
-            let pid = sys::fork_child(|| {
+            let pid = sys::fork_child(c"sched-pipe", || {
                 match pin(cpu).and_then(|()| side(first, r, w, loops, rw, wr, &NEVER)) {
                     Ok(()) => 0,
                     Err(_) => 3,

@@ -402,6 +402,7 @@ pub(crate) fn run(sp: &SchbenchParams, limit: Duration) -> Result<SchbenchReport
     for m in 0..sp.message_threads as usize {
         let s = shared.clone();
         let h = std::thread::Builder::new()
+            .name("schbench-msg".into())
             .spawn(move || s.message_thread(m, 0x5eed + m as u64))
             .map_err(spawn_err)?;
         msg_threads.push(h);
@@ -410,6 +411,7 @@ pub(crate) fn run(sp: &SchbenchParams, limit: Duration) -> Result<SchbenchReport
     for w in 0..nworkers {
         let s = shared.clone();
         let h = std::thread::Builder::new()
+            .name("schbench-worker".into())
             .spawn(move || s.worker(w))
             .map_err(spawn_err)?;
         workers.push(h);

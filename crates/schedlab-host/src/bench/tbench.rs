@@ -299,6 +299,7 @@ pub(crate) fn run(tp: &TbenchParams, limit: Duration) -> Result<TbenchReport, Ho
         srv.set_nonblocking(false).map_err(io("server socket"))?;
         keep(&srv)?;
         let h = std::thread::Builder::new()
+            .name("tbench_srv".into())
             .spawn(move || server(srv, server_work))
             .map_err(io("spawning a thread"))?;
         servers.push(h);
@@ -313,6 +314,7 @@ pub(crate) fn run(tp: &TbenchParams, limit: Duration) -> Result<TbenchReport, Ho
     for (i, c) in conns.into_iter().enumerate() {
         let (stop, run_for) = (stop.clone(), tp.duration);
         let h = std::thread::Builder::new()
+            .name("tbench".into())
             .spawn(move || client(c, i as u64 + 1, run_for, client_work, &stop))
             .map_err(io("spawning a thread"))?;
         clients.push(h);

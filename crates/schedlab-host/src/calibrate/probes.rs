@@ -51,7 +51,7 @@ impl Partner {
             );
             let mut cbuf = vec![0u8; size];
             let cb = &mut cbuf[..];
-            let pid = sys::fork_child(|| {
+            let pid = sys::fork_child(c"schedlab-probe", || {
                 // SAFETY: closing the parent's ends in the child so EOF can arrive.
                 unsafe {
                     libc::close(mine_to);
