@@ -638,3 +638,104 @@ fn crate_relative_scanner_finds_sources_and_skips_patterns() {
     assert!(!resolves("sim/no_such_file.rs", &docs, &files));
     assert!(!resolves("wakeup.rs/sim", &docs, &files));
 }
+
+/// The functions of rustfmt'ed Rust source, as (lines, name, 1-based line): a `fn` item runs
+/// from its signature to the first `}` line indented as the item itself (the rule of
+/// `scripts/fn-lengths.py`).
+fn function_lengths(text: &str) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let sig = [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ]
+        .iter()
+        .fold(body, |s, p| s.strip_prefix(p).unwrap_or(s));
+        let Some(rest) = sig.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let Some(open) =
+            (i..lines.len()).find(|&j| lines[j].contains('{') || lines[j].ends_with(';'))
+        else {
+            continue;
+        };
+        if !lines[open].contains('{') {
+            continue; // a declaration without a body
+        }
+        let one_line = lines[open].matches('{').count() == lines[open].matches('}').count();
+        let end = if one_line {
+            Some(open)
+        } else {
+            (open + 1..lines.len()).find(|&k| {
+                lines[k].starts_with(&format!("{indent}}}"))
+                    && !lines[k].starts_with(&format!("{indent} "))
+            })
+        };
+        if let Some(end) = end {
+            out.push((end - i + 1, name, i + 1));
+        }
+    }
+    out
+}
+
+/// No function of the engine is longer than 120 lines: the engine's operations are one method
+/// each (ARCHITECTURE.md), so a reader can hold one in view.
+#[test]
+fn no_engine_function_is_longer_than_120_lines() {
+    let root = root();
+    let mut long = Vec::new();
+    let mut files = Vec::new();
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("readable").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    walk(&root.join("crates/schedlab-engine/src"), &mut files);
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("UTF-8 source");
+        for (n, name, line) in function_lengths(&text) {
+            if n > 120 {
+                let rel = f.strip_prefix(&root).unwrap_or(&f).display().to_string();
+                long.push(format!("{rel}:{line}: {name} ({n} lines)"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "engine functions over 120 lines:\n  {}",
+        long.join("\n  ")
+    );
+}
+
+#[test]
+fn function_lengths_follow_the_closing_brace() {
+    let src = "fn a() {}\n\
+               pub(crate) fn b(\n    x: u32,\n) -> u32 {\n    if x > 0 {\n        1\n    } else {\n        2\n    }\n}\n\
+               trait T {\n    fn c(&self);\n    fn d(&self) {\n        let _ = 1;\n    }\n}\n";
+    let got: Vec<(usize, String, usize)> = function_lengths(src);
+    assert_eq!(
+        got,
+        vec![
+            (1, "a".to_string(), 1),
+            (9, "b".to_string(), 2),
+            (3, "d".to_string(), 13),
+        ]
+    );
+}
