@@ -231,6 +231,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         affine_wakeups,
         "allow affine wakeups at all (2.6.2x-2.6.32 sched_feat)"
     ),
+    // 2.6.32-2.6.33: the wake_affine of those releases (2.6.34 has its successor).
     feature!(
         Scope::Placement,
         "SYNC_LESS",
@@ -272,6 +273,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         wa_bias,
         "wake_affine_weight biases toward prev by half the domain's imbalance_pct (108 for 117)"
     ),
+    // 1ad3aaf3fcd2 (4.13) until 5.12 removed it.
     feature!(
         Scope::Placement,
         "SIS_AVG_CPU",
@@ -280,6 +282,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         sis_avg_cpu,
         "skip select_idle_cpu when avg_idle/512 is below the average scan cost (the 4.9 rule)"
     ),
+    // 1ad3aaf3fcd2 (4.13) until 6.7 removed it.
     feature!(
         Scope::Placement,
         "SIS_PROP",
@@ -289,6 +292,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         "limit the idle-CPU scan to span * avg_idle / avg_scan_cost CPUs (at least 4); 5.13+: aged \
          wake_avg_idle"
     ),
+    // 70fb5ccf2ebb (6.0).
     feature!(
         Scope::Engine,
         "SIS_UTIL",
@@ -298,6 +302,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         "limit the idle-CPU scan to nr_idle_scan, computed from LLC utilisation at LLC-level \
          periodic balancing; skip it when the LLC is ~85 % busy"
     ),
+    // 3.0: the second half of a remote wakeup runs on the target CPU.
     engine_feature!(
         "TTWU_QUEUE",
         since(v(3, 0)),
@@ -329,6 +334,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         cache_hot_buddy,
         "the load balancer treats next/last buddies as cache hot"
     ),
+    // 2.6.32 until EEVDF replaced the sleeper credit in 6.6.
     engine_feature!(
         "GENTLE_FAIR_SLEEPERS",
         span(v26(32), v(6, 6)),
@@ -341,6 +347,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         start_debit,
         "new tasks start one slice of vruntime in the future"
     ),
+    // 5.13's alternative sched_slice, until EEVDF in 6.6.
     engine_feature!(
         "BASE_SLICE",
         span(v(5, 13), v(6, 6)),
@@ -365,6 +372,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         run_to_parity,
         "EEVDF: do not preempt the running task before it reaches the deadline it was picked with"
     ),
+    // Both 6.12, with EEVDF completed.
     engine_feature!(
         "PREEMPT_SHORT",
         since(v(6, 12)),
@@ -378,6 +386,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         "EEVDF: a task blocking with negative lag stays queued (delayed) until picked or woken"
     ),
     // --- debated variants -----------------------------------------------------------------
+    // Both proposed against 2.6.33-rc (January 2010): offered on the 2.6.32-2.6.33 code.
     feature!(
         Scope::Placement,
         "RAMP",
@@ -396,6 +405,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         "Lin Ming, Jan 2010: wake_affine weighs the target chosen by select_idle_sibling instead \
          of the waker's CPU"
     ),
+    // Proposed in 2013 against 3.9/3.10: offered on the 3.6-3.10 code.
     feature!(
         Scope::Placement,
         "WAKEUP_BUDDY",
@@ -414,6 +424,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         set: |s, v| s.wakeup_buddy_ref = u32_of(v),
         "WAKEUP_BUDDY: consecutive wakeups of the same task needed to be buddies (reconstruction)"
     ),
+    // The three 2015 proposals against 4.2.
     feature!(
         Scope::Placement,
         "PREFER_IDLE_CPU",
@@ -440,6 +451,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         wake_wide_idle_both,
         "WAKE_WIDE_IDLE for both directions of the 1:N relation (clients as well as the server)"
     ),
+    // The five 2016 RFC bits, replayed on 4.6 and 4.9.
     feature!(
         Scope::Placement,
         "OLD_IDLE",
@@ -480,6 +492,7 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         idle_smt,
         "2016 RFC bit: try the idle SMT siblings of the target"
     ),
+    // 2023, reverted before release: offered on 6.0-6.6.
     feature!(
         Scope::Placement,
         "SIS_NODE",
