@@ -5,9 +5,10 @@
 //! variants (January 2010, against 2.6.33-rc) are reconstructions from their descriptions.
 
 use crate::cfs2;
-use crate::era::Era;
+use crate::era::IdleSearch;
 use crate::linux::{fork_exec, half_imb, tl_per_task};
 use crate::machine::Machine;
+use crate::rules;
 use crate::scan::Scan;
 use crate::slow::find_idlest_cpu;
 use crate::switches::Settings;
@@ -31,8 +32,10 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
     }
     let m = sc.m;
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
-    let mut want_affine =
-        sc.allowed(this) && s.wake_affine && (s.era > Era::V2_6_32 || s.affine_wakeups);
+    let mut want_affine = sc.allowed(this)
+        && s.wake_affine
+        && (!s.era.has(rules::AFFINE_WAKEUPS) || s.affine_wakeups);
+    let package = matches!(s.era.idle_search(), IdleSearch::InWalk { package: true });
     let ramp = s.ramp && m.nr_running(this) == 1;
     let chain = m.domains().of(this);
     let mut cpu = this;
@@ -48,7 +51,7 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
             let mut target = tmp.span.contains(prev).then_some(this);
             let enabled = if s.ramp {
                 ramp && tmp.has(flags::SHARE_LLC)
-            } else if s.era == Era::V2_6_32 {
+            } else if package {
                 package_level(m, tmp, this)
             } else {
                 tmp.has(flags::SHARE_LLC)

@@ -5,9 +5,9 @@
 //! `record_wakee` and Michael Wang's `wake_wide` (62470419e993, 3.12-4.2). The 2015
 //! WAKE_WIDE_IDLE / PREFER_IDLE_CPU variants (against 4.2) are reconstructions.
 
-use crate::era::Era;
 use crate::linux::{fork_exec, highest_with};
 use crate::machine::Machine;
+use crate::rules;
 use crate::scan::Scan;
 use crate::slow::find_idlest_cpu;
 use crate::switches::Settings;
@@ -34,7 +34,7 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
     }
     let m = sc.m;
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
-    if s.era >= Era::V3_12 {
+    if s.era.has(rules::RECORD_WAKEE) {
         record_wakee(s.era, ctx, m, hints);
     } else if s.wakeup_buddy {
         record_streak(ctx, hints);
@@ -48,7 +48,8 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
     } else {
         None
     };
-    let wide_idle = s.era == Era::V4_2 && (s.wake_wide_idle || s.wake_wide_idle_both);
+    let against_4_2 = s.era.has(rules::AGAINST_4_2);
+    let wide_idle = against_4_2 && (s.wake_wide_idle || s.wake_wide_idle_both);
     let mut wide = false;
     let mut target = prev;
     let mut pulled = false;
@@ -60,7 +61,7 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
         }),
         Some(_) if this == prev => sc.affine(Affine::NotAsked),
         Some(sd) => {
-            if s.era >= Era::V3_12 && s.wake_wide {
+            if s.era.has(rules::RECORD_WAKEE) && s.wake_wide {
                 wide = wake_wide(ctx, m, hints)
                     || (s.wake_wide_idle_both && wake_wide_mirror(ctx, m, hints));
                 sc.wide(wide);
@@ -70,7 +71,7 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
             } else if s.wakeup_buddy && !buddies(ctx, hints, s.wakeup_buddy_ref) {
                 sc.affine(Affine::Declined);
             } else {
-                pulled = if s.era >= Era::V4_2 {
+                pulled = if s.era.has(rules::CAPACITY_WAKE_AFFINE) {
                     cfs4::wake_affine(sc, ctx, sd)
                 } else {
                     cfs2::wake_affine(sc, s, ctx, sd, this, false)
@@ -97,7 +98,7 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
             }
         }
     }
-    if s.era == Era::V4_2 && s.prefer_idle_cpu && !pulled && !m.idle(cpu) {
+    if against_4_2 && s.prefer_idle_cpu && !pulled && !m.idle(cpu) {
         // PREFER_IDLE_CPU: continue into find_idlest_group/cpu over the wake-balance span.
         let (idx, flag) = match wake_balance_domain(m, this) {
             Some(i) => (Some(i), flags::BALANCE_WAKE),

@@ -1,30 +1,125 @@
-//! The search and affine test shared from ~3.9 to 4.14: `select_idle_sibling` with the LLC
-//! group scan (~3.9-4.8) and Peter Zijlstra's rewrite (10e2f1acd010, 4.9: idle core, idle
-//! CPU, idle SMT sibling; SIS_PROP from 1ad3aaf3fcd2, 4.13), with the 2016 RFC bits as
-//! switches at 4.6 and 4.9; and the capacity-aware `wake_affine` of 3.16-4.12. CFS-4 itself
-//! (4.3-4.8, the symmetric `wake_wide` gating want_affine) runs [`crate::cfs5`]'s
-//! `select_task_rq_fair`.
+//! CFS-4, 4.3 onwards: the `select_task_rq_fair` built around Mike Galbraith's symmetric
+//! `wake_wide` (63b0e9edceec, 4.3), which gates want_affine; CFS-5 and EEVDF keep it and
+//! change what it calls ([`crate::cfs5`]). Also the search and affine test shared from ~3.9
+//! to 4.14: `select_idle_sibling` with the LLC group scan (~3.9-4.8) and Peter Zijlstra's
+//! rewrite (10e2f1acd010, 4.9: idle core, idle CPU, idle SMT sibling; SIS_PROP from
+//! 1ad3aaf3fcd2, 4.13), with the 2016 RFC bits as switches at 4.6 and 4.9; and the
+//! capacity-aware `wake_affine` of 3.16-4.12.
 
-use crate::era::Era;
+use crate::cfs5;
 use crate::linux::half_imb;
 use crate::machine::Machine;
+use crate::rules;
 use crate::scan::Scan;
+use crate::slow::{find_idlest_cpu, sd_flag};
 use crate::switches::Settings;
+use crate::wakee::{flips, record_wakee};
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::{Affine, Hints, Step};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};
 
-/// ~3.9-4.14 (the LLC group scan, 10e2f1acd010 in 4.9, 1ad3aaf3fcd2 in 4.13, the 2016 RFC bits): target idle, prev idle in the same LLC, then the searches the
-/// switches enable, in order: the fully-idle group scan (OLD_IDLE, ORDER_IDLE), an idle core
-/// (IDLE_CORE), an idle CPU (IDLE_CPU; 4.14: SIS_PROP/SIS_AVG_CPU), an idle SMT sibling of
-/// the target (IDLE_SMT).
+/// CFS-4's `select_task_rq_fair`, 4.3 onwards (63b0e9edceec in 4.3; CFS-5 from 4.9 passes
+/// prev to `select_idle_sibling`, and EEVDF's 6.6-6.12 keep it):
+/// `record_wakee` and the symmetric `wake_wide` decide want_affine; one walk finds the affine
+/// domain or the highest domain with the placement's balance flag (the slow path); an
+/// affine wakeup asks `wake_affine` between waker and prev, then `select_idle_sibling`.
+/// 5.13 keeps the 4.16-5.15 `recent_used_cpu` bookkeeping on the waker's side \[M\].
+pub(crate) fn select_task_rq_fair<M: Machine>(
+    sc: &mut Scan<'_, M>,
+    s: &Settings,
+    ctx: &WakeCtx,
+    hints: &mut Hints,
+) -> CpuId {
+    let m = sc.m;
+    let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
+    let ttwu = ctx.is_ttwu();
+    let flag = sd_flag(ctx);
+    let mut want_affine = false;
+    if ttwu {
+        record_wakee(s.era, ctx, m, hints);
+        let wide = s.wake_wide && sc.wide(wake_wide(ctx, m, hints));
+        want_affine = !wide && sc.allowed(this) && s.wake_affine;
+        if wide {
+            sc.affine(Affine::WakeWide);
+        } else if !want_affine {
+            sc.affine(Affine::Declined);
+        }
+    }
+    let chain = m.domains().of(this);
+    let mut affine_sd = None;
+    let mut sd = None;
+    for (idx, tmp) in chain.iter().enumerate() {
+        if s.era.has(rules::LOAD_BALANCE_FLAG) && !tmp.has(flags::LOAD_BALANCE) {
+            break;
+        }
+        if want_affine && tmp.has(flags::WAKE_AFFINE) && tmp.span.contains(prev) {
+            affine_sd = Some(tmp);
+            break;
+        }
+        if tmp.has(flag) {
+            sd = Some(idx);
+        } else if !want_affine {
+            break;
+        }
+    }
+    let mut new = prev;
+    if let Some(asd) = affine_sd {
+        sd = None;
+        if this != prev {
+            new = if s.era.has(rules::WA_SPLIT) {
+                cfs5::wake_affine(s, sc, ctx, asd)
+            } else if wake_affine(sc, ctx, asd) {
+                this
+            } else {
+                prev
+            };
+        } else {
+            sc.affine(Affine::NotAsked);
+        }
+    } else if want_affine {
+        sc.affine(Affine::NoDomain);
+    }
+    if let Some(i) = sd {
+        sc.target(this);
+        let c = find_idlest_cpu(sc, s.era, this, i, prev, flag);
+        return sc.done((c, Step::SlowPath));
+    }
+    if !ttwu {
+        sc.target(new);
+        return sc.done((new, Step::Target));
+    }
+    let found = crate::linux::select_idle_sibling(sc, s, hints, prev, new);
+    // The waker remembers its CPU for its own next wakeup.
+    if want_affine
+        && s.era.has(rules::RECENT_USED_WAKER_SIDE)
+        && let Some(w) = ctx.waker
+    {
+        hints.task[w].recent_used_cpu = Some(this);
+    }
+    sc.done(found)
+}
+
+/// 4.3+ `wake_wide` (Galbraith's "beef up"): symmetric in waker and wakee.
+pub(crate) fn wake_wide<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
+    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
+    let (w, p) = flips(ctx, hints);
+    let (master, slave) = if w >= p { (w, p) } else { (p, w) };
+    !(slave < factor || master < slave * factor)
+}
+
+/// ~3.9-4.14 (the LLC group scan, 10e2f1acd010 in 4.9, 1ad3aaf3fcd2 in 4.13, the 2016 RFC
+/// bits): target idle, prev idle in the same LLC, then the searches the switches enable, in
+/// order: the fully-idle group scan (OLD_IDLE, ORDER_IDLE), an idle core (IDLE_CORE), an
+/// idle CPU (IDLE_CPU; bounded by SIS_PROP/SIS_AVG_CPU when the era's search has
+/// `sis_prop`), an idle SMT sibling of the target (IDLE_SMT).
 pub(crate) fn select_idle_sibling<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,
     hints: &mut Hints,
     prev: CpuId,
     target: CpuId,
+    sis_prop: bool,
 ) -> (CpuId, Step) {
     let m = sc.m;
     let topo = m.topo();
@@ -50,7 +145,7 @@ pub(crate) fn select_idle_sibling<M: Machine>(
         return (c, Step::IdleCore);
     }
     if s.idle_cpu {
-        let c = if s.era >= Era::V4_14 {
+        let c = if sis_prop {
             select_idle_cpu_sis_prop(sc, s, hints, &chain[llc_idx], target)
         } else {
             select_idle_cpu(sc, hints, span, target)

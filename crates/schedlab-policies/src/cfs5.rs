@@ -1,112 +1,21 @@
-//! CFS-4/CFS-5/EEVDF, 4.3 onwards (presets 4.6-6.12): `select_task_rq_fair` with
-//! Galbraith's symmetric `wake_wide` (63b0e9edceec, 4.3) gating want_affine, the
-//! `wake_affine_idle` + `wake_affine_weight` split (4.14 on), and the merged
+//! What CFS-5 and EEVDF change under CFS-4's `select_task_rq_fair` ([`crate::cfs4`]): the
+//! `wake_affine_idle` + `wake_affine_weight` split (4.14 on) and the merged
 //! idle-core/idle-CPU `select_idle_sibling` of 5.12 on (SIS_PROP with aged idle time until
-//! 6.6, SIS_UTIL from 70fb5ccf2ebb in 6.0, the cluster-first scan from 6.7). SIS_NODE (the
-//! 2023 multi-LLC search, reverted before release) is a reconstruction.
+//! 6.6, SIS_UTIL from 70fb5ccf2ebb in 6.0, the cluster-first scan from 6.7). The 4.9
+//! rewrite of `select_idle_sibling` stays in [`crate::cfs4`] with the 2016 RFC bits it grew
+//! from. SIS_NODE (the 2023 multi-LLC search, reverted before release) is a reconstruction.
 
-use crate::cfs4;
 use crate::cfs4::ewma_scan_cost;
 use crate::era::Era;
 use crate::linux::half_imb;
 use crate::machine::Machine;
+use crate::rules;
 use crate::scan::Scan;
-use crate::slow::{find_idlest_cpu, sd_flag};
 use crate::switches::Settings;
-use crate::wakee::{flips, record_wakee};
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::{Affine, Hints, Step};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, SchedDomain};
-
-/// `select_task_rq_fair` of 4.3 onwards (CFS-4 from 63b0e9edceec in 4.3, CFS-5 from the
-/// `select_idle_sibling(p, prev, target)` of 4.9, and EEVDF's 6.6-6.12 which keep it):
-/// `record_wakee` and the symmetric `wake_wide` decide want_affine; one walk finds the affine
-/// domain or the highest domain with the placement's balance flag (the slow path); an
-/// affine wakeup asks `wake_affine` between waker and prev, then `select_idle_sibling`.
-/// 5.13 keeps the 4.16-5.15 `recent_used_cpu` bookkeeping on the waker's side \[M\].
-pub(crate) fn select_task_rq_fair<M: Machine>(
-    sc: &mut Scan<'_, M>,
-    s: &Settings,
-    ctx: &WakeCtx,
-    hints: &mut Hints,
-) -> CpuId {
-    let m = sc.m;
-    let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
-    let ttwu = ctx.is_ttwu();
-    let flag = sd_flag(ctx);
-    let mut want_affine = false;
-    if ttwu {
-        record_wakee(s.era, ctx, m, hints);
-        let wide = s.wake_wide && sc.wide(wake_wide(ctx, m, hints));
-        want_affine = !wide && sc.allowed(this) && s.wake_affine;
-        if wide {
-            sc.affine(Affine::WakeWide);
-        } else if !want_affine {
-            sc.affine(Affine::Declined);
-        }
-    }
-    let chain = m.domains().of(this);
-    let mut affine_sd = None;
-    let mut sd = None;
-    for (idx, tmp) in chain.iter().enumerate() {
-        if s.era <= Era::V4_14 && !tmp.has(flags::LOAD_BALANCE) {
-            break;
-        }
-        if want_affine && tmp.has(flags::WAKE_AFFINE) && tmp.span.contains(prev) {
-            affine_sd = Some(tmp);
-            break;
-        }
-        if tmp.has(flag) {
-            sd = Some(idx);
-        } else if !want_affine {
-            break;
-        }
-    }
-    let mut new = prev;
-    if let Some(asd) = affine_sd {
-        sd = None;
-        if this != prev {
-            new = if s.era >= Era::V4_14 {
-                wake_affine(s, sc, ctx, asd)
-            } else if cfs4::wake_affine(sc, ctx, asd) {
-                this
-            } else {
-                prev
-            };
-        } else {
-            sc.affine(Affine::NotAsked);
-        }
-    } else if want_affine {
-        sc.affine(Affine::NoDomain);
-    }
-    if let Some(i) = sd {
-        sc.target(this);
-        let c = find_idlest_cpu(sc, s.era, this, i, prev, flag);
-        return sc.done((c, Step::SlowPath));
-    }
-    if !ttwu {
-        sc.target(new);
-        return sc.done((new, Step::Target));
-    }
-    let found = crate::linux::select_idle_sibling(sc, s, hints, prev, new);
-    // 4.16 - ~5.15: the waker remembers its CPU for its own next wakeup.
-    if want_affine
-        && s.era == Era::V5_13
-        && let Some(w) = ctx.waker
-    {
-        hints.task[w].recent_used_cpu = Some(this);
-    }
-    sc.done(found)
-}
-
-/// 4.3+ `wake_wide` (Galbraith's "beef up"): symmetric in waker and wakee.
-pub(crate) fn wake_wide<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> bool {
-    let factor = m.topo().llc_size(ctx.waker_cpu) as u64;
-    let (w, p) = flips(ctx, hints);
-    let (master, slave) = if w >= p { (w, p) } else { (p, w) };
-    !(slave < factor || master < slave * factor)
-}
 
 /// 4.14 on (WA_IDLE, WA_WEIGHT, WA_BIAS: d153b153446f, f2cdd9cc6c97): `wake_affine_idle` then `wake_affine_weight`; returns the chosen CPU.
 pub(crate) fn wake_affine<M: Machine>(
@@ -152,7 +61,8 @@ pub(crate) fn wake_affine_idle<M: Machine>(
     if m.idle(this) && m.topo().cpus_share_cache(this, prev) {
         return Some(if sc.idle(prev) { prev } else { this });
     }
-    let nr = if era >= Era::V6_12 {
+    // A delayed-dequeue task does not keep the waker's CPU busy.
+    let nr = if era.has(rules::AFFINE_NR_RUNNABLE) {
         m.nr_runnable(this)
     } else {
         m.nr_running(this)
@@ -161,8 +71,7 @@ pub(crate) fn wake_affine_idle<M: Machine>(
         sc.affine(Affine::PulledSync);
         return Some(this);
     }
-    // The final "prev is idle" clause arrived in the 5.x series [M].
-    if era >= Era::V5_13 && sc.idle(prev) {
+    if era.has(rules::AFFINE_IDLE_PREV) && sc.idle(prev) {
         return Some(prev);
     }
     None
@@ -206,20 +115,22 @@ pub(crate) fn wake_affine_weight<M: Machine>(
     sc.decide(this_eff < prev_eff, Affine::PulledWeight)
 }
 
-/// 5.12-6.12 (the merged scan of 5.12, SIS_UTIL from 70fb5ccf2ebb in 6.0, the cluster-first scan of 6.7, 8881e1639f1f and 22165f61d0c4): target, prev, recent_used_cpu, prev's idle SMT siblings when no
-/// idle core is known, then the merged idle-core / idle-CPU scan of the LLC (6.12:
-/// cluster first, prev/recent outside target's cluster kept as fallbacks). SIS_NODE then
-/// scans the node's other LLCs.
+/// 5.12-6.12 (the merged scan of 5.12, SIS_UTIL from 70fb5ccf2ebb in 6.0, the cluster-first
+/// scan of 6.7, 8881e1639f1f and 22165f61d0c4): target, prev, recent_used_cpu, prev's idle
+/// SMT siblings when no idle core is known, then the merged idle-core / idle-CPU scan of the
+/// LLC (`cluster_first`, 6.7 on: cluster first, prev/recent outside target's cluster kept
+/// as fallbacks). SIS_NODE then scans the node's other LLCs.
 pub(crate) fn select_idle_sibling<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,
     hints: &mut Hints,
     prev: CpuId,
     target: CpuId,
+    cluster_first: bool,
 ) -> (CpuId, Step) {
     let m = sc.m;
     let topo = m.topo();
-    let clusters = s.era >= Era::V6_12 && topo.has_clusters();
+    let clusters = cluster_first && topo.has_clusters();
     if sc.idle(target) {
         return (target, Step::TargetIdle);
     }
@@ -231,10 +142,11 @@ pub(crate) fn select_idle_sibling<M: Machine>(
         prev_aff = Some(prev);
     }
     // recent_used_cpu: until ~5.15 swapped with prev only on success (the waker side records
-    // its own CPU); from then on always replaced by prev here.
+    // its own CPU); later always replaced by prev here.
     let p = sc.p;
     let recent = hints.task[p].recent_used_cpu;
-    if s.era >= Era::V6_0 {
+    let replaced_always = s.era.has(rules::RECENT_USED_REPLACED);
+    if replaced_always {
         hints.task[p].recent_used_cpu = Some(prev);
     }
     let mut recent_fb = None;
@@ -245,7 +157,7 @@ pub(crate) fn select_idle_sibling<M: Machine>(
         && sc.idle(r)
         && sc.allowed(r)
     {
-        if s.era < Era::V6_0 {
+        if !replaced_always {
             hints.task[p].recent_used_cpu = Some(prev);
         }
         if !clusters || topo.cpus_share_resources(r, target) {

@@ -1,9 +1,12 @@
 //! The kernel eras schedlab models and the presets named after them. Every fact of an era
-//! lives in one row of [`ERAS`]: its preset name, label, fair class, placement flow,
-//! balancer, what it models and what is reconstructed. The kernel configuration
-//! ([`Era::config`]) is derived from the row and from open-ended version rules ("from 4.9
-//! on"), so adding an era is one enum variant, one row and the code that is new in it.
+//! lives in one row of [`ERAS`]: its preset name, kernel version, label, fair class,
+//! placement flow, idle search, balancer, what it models and what is reconstructed. The
+//! kernel configuration ([`Era::config`]) is derived from the row and from rules written
+//! against kernel versions ("from 4.7 on": [`Era::since`], [`Era::before`]), so adding an
+//! era is one enum variant, one row and the code that is new in it, and the rules place it
+//! by its own version rather than by its neighbours.
 
+use crate::version::{KernelVersion, Versions, v, v25, v26};
 use schedlab_engine::balance::{ActiveBalance, NewidleGate};
 use schedlab_engine::config::TunableScaling;
 use schedlab_engine::cpu_load::LoadIdx;
@@ -11,7 +14,8 @@ use schedlab_engine::{ClassKind, Features, LoadSignal, SchedConfig, Tunables};
 use schedlab_topo::DomainEra;
 
 /// A modelled kernel version. Ordered oldest first; each variant has its row in [`ERAS`]
-/// (at the index of its discriminant).
+/// (at the index of its discriminant). Rules compare the row's [`KernelVersion`], never two
+/// variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Era {
     /// 2.5.59: O(1) scheduler with the first NUMA balancer.
@@ -59,9 +63,53 @@ pub enum Flow {
     Cfs2,
     /// 2.6.35-4.2 ([`crate::cfs3`]).
     Cfs3,
-    /// 4.3 onwards, CFS-4, CFS-5 and EEVDF ([`crate::cfs5`]).
-    Cfs5,
+    /// 4.3 onwards: CFS-4's `select_task_rq_fair` (63b0e9edceec, the symmetric `wake_wide`
+    /// gating want_affine), which CFS-5 and EEVDF keep while changing what it calls
+    /// ([`crate::cfs4`]; the 4.14 `wake_affine` and the 5.12 search are in [`crate::cfs5`]).
+    Cfs4,
 }
+
+/// Which idle-CPU search (`select_idle_sibling` and the `select_idle_cpu` it calls) an era
+/// runs: a column of [`ERAS`], so the dispatch is read from the table and not spread over
+/// the policies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleSearch {
+    /// No wake-time search (2.5.59's O(1) `try_to_wake_up`).
+    None,
+    /// 2.6.23-2.6.31 `wake_idle`: an idle SMT sibling ([`crate::cfs1`]).
+    WakeIdle,
+    /// 2.6.32-2.6.34 `select_idle_sibling(p, sd, target)` inside the domain walk
+    /// ([`crate::cfs2`]); `package`: enabled at the package level (2.6.32's
+    /// PREFER_SIBLING) instead of on the SHARE_PKG_RESOURCES levels (2.6.33 on) \[M\].
+    InWalk {
+        /// 2.6.32's package-level enabler.
+        package: bool,
+    },
+    /// 2.6.35-3.1: the first idle CPU per level up to the LLC (99bd5e2f245d).
+    PerLevel,
+    /// 3.6-~3.8: one idle buddy per level (970e178985ca).
+    IdleBuddy,
+    /// ~3.9-4.14 ([`crate::cfs4`]): the fully-idle group scan, or the 4.9 rewrite
+    /// (10e2f1acd010: idle core, idle CPU, idle SMT), as the 2016 RFC bits select.
+    Llc {
+        /// `select_idle_cpu` bounded by SIS_PROP/SIS_AVG_CPU (1ad3aaf3fcd2, 4.13) instead
+        /// of skipped when `avg_idle / 512` is below the scan cost (4.9).
+        sis_prop: bool,
+    },
+    /// 5.12 on ([`crate::cfs5`]): target, prev, recent_used_cpu, then one merged
+    /// idle-core/idle-CPU scan of the LLC.
+    Merged {
+        /// 6.7's cluster-first scan order.
+        cluster_first: bool,
+    },
+}
+
+/// The ~3.9-4.12 LLC search with 4.9's `avg_idle` skip.
+const LLC_AVG_IDLE: IdleSearch = IdleSearch::Llc { sis_prop: false };
+/// The 5.12-6.6 merged scan.
+const MERGED: IdleSearch = IdleSearch::Merged {
+    cluster_first: false,
+};
 
 /// The load balancer an era runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +136,8 @@ pub enum BalancerKind {
 pub struct EraDef {
     /// The era.
     pub era: Era,
+    /// The kernel release it models; every era rule compares this.
+    pub version: KernelVersion,
     /// Preset name, e.g. `linux-3.10`.
     pub name: &'static str,
     /// Short description for the preset list.
@@ -96,6 +146,8 @@ pub struct EraDef {
     pub class: ClassKind,
     /// The placement flow.
     pub flow: Flow,
+    /// The idle-CPU search `select_idle_sibling` runs.
+    pub idle_search: IdleSearch,
     /// The load balancer.
     pub balancer: BalancerKind,
     /// What the preset models (shown by `schedlab policies`).
@@ -142,10 +194,12 @@ const BAL_516: BalancerKind = BalancerKind::Cfs {
 pub const ERAS: &[EraDef] = &[
     EraDef {
         era: Era::V2_5_59,
+        version: v25(59),
         name: "linux-2.5.59",
         label: "O(1)+NUMA (Jan 2003)",
         class: O1,
         flow: Flow::O1,
+        idle_search: IdleSearch::None,
         balancer: BalancerKind::O1Node,
         models: "O(1) scheduler (try_to_wake_up, sched_best_cpu of 2.5.59): no wake-time search; \
                  a sync wakeup pulls to the waker's CPU, otherwise prev; forks stay on the \
@@ -159,10 +213,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V2_6_30,
+        version: v26(30),
         name: "linux-2.6.30",
         label: "CFS-1 (2009)",
         class: CFS,
         flow: Flow::Cfs1,
+        idle_search: IdleSearch::WakeIdle,
         balancer: BAL_2631,
         models: "CFS-1 (select_task_rq_fair of 2.6.23-2.6.31): lowest domain spanning waker and \
                  prev; wake_affine with avg_overlap (2.6.25-2.6.31); passive balancing; wake_idle \
@@ -175,10 +231,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V2_6_32,
+        version: v26(32),
         name: "linux-2.6.32",
         label: "CFS-2 (2009-2010)",
         class: CFS,
         flow: Flow::Cfs2,
+        idle_search: IdleSearch::InWalk { package: true },
         balancer: BAL_2632,
         models: "CFS-2 (select_task_rq_fair of 2.6.32-2.6.34): merged domain walk; \
                  select_idle_sibling inside the walk (a1f84a3ab8e0), enabled at the package \
@@ -190,10 +248,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V2_6_33,
+        version: v26(33),
         name: "linux-2.6.33",
         label: "CFS-2 (2009-2010)",
         class: CFS,
         flow: Flow::Cfs2,
+        idle_search: IdleSearch::InWalk { package: false },
         balancer: BAL_2632,
         models: "CFS-2 (select_task_rq_fair of 2.6.32-2.6.34) with the select_idle_sibling \
                  enabler on SHARE_PKG_RESOURCES levels (SMT, LLC); wake_affine of 2.6.32-2.6.33; \
@@ -202,10 +262,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V2_6_35,
+        version: v26(35),
         name: "linux-2.6.35",
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
+        idle_search: IdleSearch::PerLevel,
         balancer: BAL_2632,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2): wake_affine (2.6.34-3.15) picks waker \
                  or prev, then select_idle_sibling around the choice, first idle CPU per level up \
@@ -214,10 +276,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V3_6,
+        version: v(3, 6),
         name: "linux-3.6",
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
+        idle_search: IdleSearch::IdleBuddy,
         balancer: BAL_2632,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15, \
                  select_idle_sibling tests one idle_buddy per level (970e178985ca, 3.6-3.8)",
@@ -225,10 +289,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V3_10,
+        version: v(3, 10),
         name: "linux-3.10",
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
+        idle_search: LLC_AVG_IDLE,
         balancer: BAL_2632,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15 on PELT \
                  runnable loads, select_idle_sibling's LLC scan for a fully idle group (~3.9-4.8)",
@@ -236,10 +302,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V3_12,
+        version: v(3, 12),
         name: "linux-3.12",
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
+        idle_search: LLC_AVG_IDLE,
         balancer: BAL_2632,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), wake_affine of 2.6.34-3.15 with the \
                  first wake_wide (62470419e993, flips wiped each second) inside, LLC group scan",
@@ -247,10 +315,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V4_2,
+        version: v(4, 2),
         name: "linux-4.2",
         label: "CFS-3 (2010-2015)",
         class: CFS,
         flow: Flow::Cfs3,
+        idle_search: LLC_AVG_IDLE,
         balancer: BAL_317,
         models: "CFS-3 (select_task_rq_fair of 2.6.35-4.2), capacity-aware wake_affine \
                  (3.16-4.12) with the 3.12 wake_wide inside and halving wakee_flips decay (~3.16), \
@@ -259,10 +329,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V4_6,
+        version: v(4, 6),
         name: "linux-4.6",
         label: "CFS-4 (2016)",
         class: CFS,
-        flow: Flow::Cfs5,
+        flow: Flow::Cfs4,
+        idle_search: LLC_AVG_IDLE,
         balancer: BAL_317,
         models: "CFS-4 (select_task_rq_fair of 4.3-4.8): the symmetric wake_wide (63b0e9edceec) \
                  gates want_affine; capacity-aware wake_affine; the OLD group scan by default, \
@@ -271,10 +343,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V4_9,
+        version: v(4, 9),
         name: "linux-4.9",
         label: "CFS-5 (2016-2022)",
         class: CFS,
-        flow: Flow::Cfs5,
+        flow: Flow::Cfs4,
+        idle_search: LLC_AVG_IDLE,
         balancer: BAL_317,
         models: "CFS-5 (select_task_rq_fair of 4.9 on): capacity-aware wake_affine, symmetric \
                  wake_wide, the select_idle_sibling rewrite (10e2f1acd010): idle core, idle CPU \
@@ -283,10 +357,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V4_14,
+        version: v(4, 14),
         name: "linux-4.14",
         label: "CFS-5 (2016-2022)",
         class: CFS,
-        flow: Flow::Cfs5,
+        flow: Flow::Cfs4,
+        idle_search: IdleSearch::Llc { sis_prop: true },
         balancer: BAL_317,
         models: "CFS-5: wake_affine_idle + wake_affine_weight (WA_*, 4.14 on), symmetric \
                  wake_wide, select_idle_sibling with the SIS_PROP scan budget (1ad3aaf3fcd2, \
@@ -295,10 +371,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V5_13,
+        version: v(5, 13),
         name: "linux-5.13",
         label: "CFS-5 (2016-2022)",
         class: CFS,
-        flow: Flow::Cfs5,
+        flow: Flow::Cfs4,
+        idle_search: MERGED,
         balancer: BAL_510,
         models: "CFS-5: WA_* wake_affine, merged idle-core/idle-CPU scan from target+1, SIS_PROP \
                  with aged wake_avg_idle, prev's idle SMT siblings, recent_used_cpu \
@@ -310,10 +388,12 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V6_0,
+        version: v(6, 0),
         name: "linux-6.0",
         label: "CFS-5 (2016-2022)",
         class: CFS,
-        flow: Flow::Cfs5,
+        flow: Flow::Cfs4,
+        idle_search: MERGED,
         balancer: BAL_516,
         models: "CFS-5 with the SIS_UTIL scan budget from LLC utilisation (70fb5ccf2ebb, 6.0); \
                  SIS_PROP off",
@@ -321,20 +401,26 @@ pub const ERAS: &[EraDef] = &[
     },
     EraDef {
         era: Era::V6_6,
+        version: v(6, 6),
         name: "linux-6.6",
         label: "EEVDF (2023-2024)",
         class: EEVDF,
-        flow: Flow::Cfs5,
+        flow: Flow::Cfs4,
+        idle_search: MERGED,
         balancer: BAL_516,
         models: "EEVDF pick and preemption (6.6, in the engine); placement as 6.0 (SIS_UTIL)",
         notes: &[],
     },
     EraDef {
         era: Era::V6_12,
+        version: v(6, 12),
         name: "linux-6.12",
         label: "EEVDF (2023-2024)",
         class: EEVDF,
-        flow: Flow::Cfs5,
+        flow: Flow::Cfs4,
+        idle_search: IdleSearch::Merged {
+            cluster_first: true,
+        },
         balancer: BAL_516,
         models: "EEVDF with DELAY_DEQUEUE and PREEMPT_SHORT; cluster-first idle scan, SIS_PROP \
                  removed (select_idle_sibling of 6.7 on); the sync affine test ignores delayed \
@@ -358,6 +444,36 @@ impl Era {
     /// The era's row of [`ERAS`].
     pub fn def(self) -> &'static EraDef {
         &ERAS[self as usize]
+    }
+
+    /// The kernel release the era models.
+    pub fn version(self) -> KernelVersion {
+        self.def().version
+    }
+
+    /// Whether the era's kernel is `k` or later: a rule for a mechanism `k` introduced.
+    pub fn since(self, k: KernelVersion) -> bool {
+        self.version() >= k
+    }
+
+    /// Whether the era's kernel predates `k`: a rule for a mechanism `k` removed.
+    pub fn before(self, k: KernelVersion) -> bool {
+        self.version() < k
+    }
+
+    /// Whether the era's kernel has a mechanism of those versions (see [`crate::rules`]).
+    pub fn has(self, r: Versions) -> bool {
+        r.contains(self.version())
+    }
+
+    /// Whether the era's kernel lies in `since..before` (introduced, then removed).
+    pub fn within(self, since: KernelVersion, before: KernelVersion) -> bool {
+        self.since(since) && self.before(before)
+    }
+
+    /// The era's idle-CPU search (its [`ERAS`] column).
+    pub fn idle_search(self) -> IdleSearch {
+        self.def().idle_search
     }
 
     /// The preset name, e.g. `linux-3.10`.
@@ -385,15 +501,16 @@ impl Era {
         self.def().class
     }
 
-    /// Which `cpu_load()` the era's heuristics read: instantaneous load until 3.7, PELT's
-    /// runnable average from 3.11 (our 3.12), the average with blocked load from 5.x (our 5.13).
+    /// Which `cpu_load()` the era's heuristics read: instantaneous load until 3.10, PELT's
+    /// runnable average from 3.11, the average with blocked load from 5.5 (the load-balance
+    /// rework, as docs/policies/cfs-5.md dates it \[M\]).
     /// PELT's per-entity sums exist from 3.8, but until 3.10 `weighted_cpuload()` still
     /// returned `rq->load.weight`; 3.11 switched it and `cpu_avg_load_per_task()` to
     /// `cfs.runnable_load_avg` (Alex Shi's runnable-load series, b92486cbf2aa).
     pub fn load_signal(self) -> LoadSignal {
-        if self < Era::V3_12 {
+        if self.before(v(3, 11)) {
             LoadSignal::Instant
-        } else if self < Era::V5_13 {
+        } else if self.before(v(5, 5)) {
             LoadSignal::PeltRunnable
         } else {
             LoadSignal::PeltBlocked
@@ -402,9 +519,9 @@ impl Era {
 
     /// Domain parameters of the era (2.6.x → Linux26, 3.x–5.9 → Linux3, 5.10+ → Linux510).
     pub fn domain_era(self) -> DomainEra {
-        if self < Era::V3_6 {
+        if self.before(v(3, 0)) {
             DomainEra::Linux26
-        } else if self < Era::V5_13 {
+        } else if self.before(v(5, 10)) {
             DomainEra::Linux3
         } else {
             DomainEra::Linux510
@@ -421,9 +538,9 @@ impl Era {
             ..Tunables::default()
         };
         if self.class() != ClassKind::O1 {
-            let (lat, min, wake) = if self < Era::V2_6_32 {
+            let (lat, min, wake) = if self.before(v26(32)) {
                 (20_000_000, 4_000_000, 5_000_000)
-            } else if self < Era::V2_6_33 {
+            } else if self.before(v26(33)) {
                 (5_000_000, 1_000_000, 1_000_000)
             } else {
                 (6_000_000, 750_000, 1_000_000)
@@ -437,7 +554,7 @@ impl Era {
     }
 
     /// Engine-interpreted feature defaults of the era (the `sched_feat` defaults of each
-    /// kernel, `kernel/sched/features.h`), as open-ended version rules.
+    /// kernel, `kernel/sched/features.h`), as kernel-version rules.
     pub fn features(self) -> Features {
         let cfs = self.class() == ClassKind::Cfs;
         let eevdf = self.class() == ClassKind::Eevdf;
@@ -445,23 +562,27 @@ impl Era {
             wakeup_preemption: true,
             next_buddy: false,
             last_buddy: cfs,
-            cache_hot_buddy: self >= Era::V2_6_30,
-            gentle_fair_sleepers: cfs && self >= Era::V2_6_32,
+            // In CFS from its start (2.6.2x; the release is not pinned): 2.6.23.
+            cache_hot_buddy: self.since(v26(23)),
+            // 2.6.32 (the gentler fair-sleepers feature) until EEVDF replaced it in 6.6.
+            gentle_fair_sleepers: self.within(v26(32), v(6, 6)),
             start_debit: cfs,
             place_lag: eevdf,
             place_deadline_initial: eevdf,
             run_to_parity: eevdf,
-            preempt_short: self >= Era::V6_12,
-            delay_dequeue: self >= Era::V6_12,
-            ttwu_queue: self >= Era::V3_6,
+            // Both arrived with EEVDF's completion in 6.12.
+            preempt_short: self.since(v(6, 12)),
+            delay_dequeue: self.since(v(6, 12)),
+            // 3.0 moved the second half of a remote wakeup to the target CPU.
+            ttwu_queue: self.since(v(3, 0)),
             // Pre-3.0 wakeups enqueue under the remote lock (nr_running visible at once);
             // 3.x–5.7 idle_cpu() tests the wake list; 5.8–6.1 cleared ttwu_pending before the
-            // enqueue (see docs/policies/cfs-5.md); fixed from 6.2. Of our eras: the CFS
-            // ones from 5.13 on.
-            ttwu_pending_visible: !(cfs && self >= Era::V5_13),
-            // 5.13-6.5: a slice is at least sched_min_granularity; EEVDF replaced it.
-            base_slice: cfs && self >= Era::V5_13,
-            util_init_bounded: self >= Era::V4_9,
+            // enqueue (see docs/policies/cfs-5.md); fixed from 6.2.
+            ttwu_pending_visible: !self.within(v(5, 8), v(6, 2)),
+            // 5.13-6.5: a slice is at least sched_min_granularity; EEVDF replaced it in 6.6.
+            base_slice: self.within(v(5, 13), v(6, 6)),
+            // 4.7 bounded a new task's initial utilisation.
+            util_init_bounded: self.since(v(4, 7)),
         }
     }
 
@@ -575,5 +696,6 @@ mod tests {
             );
         }
         assert!(Era::ALL.windows(2).all(|w| w[0] < w[1]));
+        assert!(ERAS.windows(2).all(|w| w[0].version < w[1].version));
     }
 }

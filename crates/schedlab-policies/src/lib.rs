@@ -36,11 +36,14 @@ pub mod linux;
 pub mod machine;
 pub mod o1;
 pub mod reference;
+mod rules;
 mod scan;
 mod settings;
 pub mod slow;
 pub mod switches;
+mod tunables;
 mod variant;
+pub mod version;
 pub mod wake_paths;
 mod wakee;
 
@@ -48,11 +51,13 @@ pub use describe::{
     SWITCHES_MD_BEGIN, SWITCHES_MD_END, describe_preset, describe_presets, switches_markdown_table,
     update_switches_markdown,
 };
-pub use era::{BalancerKind, ERAS, Era, EraDef, Flow, PresetInfo, PresetKind, presets};
+pub use era::{BalancerKind, ERAS, Era, EraDef, Flow, IdleSearch, PresetInfo, PresetKind, presets};
 pub use error::PolicyError;
 pub use linux::LinuxPolicy;
-pub use switches::{Provenance, Settings, is_balancer_variant};
+pub use switches::{Provenance, Scope, Settings, is_balancer_variant};
+pub use tunables::Range;
 pub use variant::{Variant, parse_variant};
+pub use version::KernelVersion;
 
 use schedlab_engine::balance_o1::O1NodeBalancer;
 use schedlab_engine::policy::{PrevCpu, WakerCpu};
@@ -141,6 +146,11 @@ pub struct SwitchInfo {
     pub meaning: String,
     /// Mainline code, reconstruction of a mailing-list patch, or tunable.
     pub provenance: Provenance,
+    /// Whether the engine reads it (accepted under the reference policies) or only the
+    /// era's placement.
+    pub scope: Scope,
+    /// A tunable's unit and accepted values (`None` for the other kinds).
+    pub range: Option<Range>,
 }
 
 /// The switches valid for `preset`, with their defaults there.
@@ -157,6 +167,8 @@ pub fn switches(preset: &str) -> Result<Vec<SwitchInfo>, PolicyError> {
             default: d.default_text(era),
             meaning: d.meaning.to_string(),
             provenance: d.provenance,
+            scope: d.scope,
+            range: d.range(),
         })
         .collect())
 }

@@ -9,15 +9,18 @@
 //! | [`cfs1`] | 2.6.23-2.6.31 | `wake_affine` on the lowest common domain, passive balance, `wake_idle` |
 //! | [`cfs2`] | 2.6.32-2.6.34 | merged walk, `select_idle_sibling(p, sd, target)` inside it, `wake_affine` |
 //! | [`cfs3`] | 2.6.35-4.2 | `wake_affine` picks waker vs prev, then `select_idle_sibling(p, target)`; `wake_wide` from 3.12 |
-//! | [`cfs4`] | ~3.9-4.14 | the LLC group scan and the 4.9 rewrite of `select_idle_sibling`; capacity-aware `wake_affine` |
-//! | [`cfs5`] | 4.3 on | symmetric `wake_wide` gates want_affine; `wake_affine_idle/weight`; `select_idle_sibling(p, prev, target)` of 5.12 on |
+//! | [`cfs4`] | 4.3 on; ~3.9-4.14 | CFS-4's `select_task_rq_fair` (symmetric `wake_wide` gates want_affine); the LLC group scan and the 4.9 rewrite of `select_idle_sibling`; capacity-aware `wake_affine` |
+//! | [`cfs5`] | 4.14 on; 5.12 on | `wake_affine_idle/weight`; `select_idle_sibling(p, prev, target)` of 5.12 on |
+//!
+//! The flow picks `select_task_rq_fair`; the era's [`IdleSearch`] column picks the
+//! `select_idle_sibling` it calls.
 //!
 //! Forks and execs take the slow path ([`crate::slow`], `find_idlest_cpu`) from the highest
 //! domain with the matching balance flag.
 
 #[allow(unused_imports)]
 use crate::era::ERAS as _;
-use crate::era::{Era, Flow};
+use crate::era::{Era, Flow, IdleSearch};
 use crate::machine::Machine;
 use crate::scan::Scan;
 use crate::slow::{find_idlest_cpu, sd_flag};
@@ -70,7 +73,7 @@ impl LinuxPolicy {
             Flow::Cfs1 => cfs1::select_task_rq_fair(&mut sc, s, ctx),
             Flow::Cfs2 => cfs2::select_task_rq_fair(&mut sc, s, ctx),
             Flow::Cfs3 => cfs3::select_task_rq_fair(&mut sc, s, ctx, hints),
-            Flow::Cfs5 => cfs5::select_task_rq_fair(&mut sc, s, ctx, hints),
+            Flow::Cfs4 => cfs4::select_task_rq_fair(&mut sc, s, ctx, hints),
         }
     }
 }
@@ -138,6 +141,8 @@ pub(crate) fn tl_per_task<M: Machine>(m: &M, cpu: CpuId) -> i64 {
     }
 }
 
+/// `select_idle_sibling` as the era's [`IdleSearch`] column says (CFS-3 on; earlier flows
+/// search inside their own walk).
 pub(crate) fn select_idle_sibling<M: Machine>(
     sc: &mut Scan<'_, M>,
     s: &Settings,
@@ -149,10 +154,18 @@ pub(crate) fn select_idle_sibling<M: Machine>(
     if !s.select_idle_sibling {
         return (target, Step::Target);
     }
-    match s.era {
-        Era::V2_6_35 => cfs3::select_idle_sibling(sc, prev, target),
-        Era::V3_6 => cfs3::select_idle_sibling_buddy(sc, prev, target),
-        e if e <= Era::V4_14 => cfs4::select_idle_sibling(sc, s, hints, prev, target),
-        _ => cfs5::select_idle_sibling(sc, s, hints, prev, target),
+    match s.era.idle_search() {
+        IdleSearch::PerLevel => cfs3::select_idle_sibling(sc, prev, target),
+        IdleSearch::IdleBuddy => cfs3::select_idle_sibling_buddy(sc, prev, target),
+        IdleSearch::Llc { sis_prop } => {
+            cfs4::select_idle_sibling(sc, s, hints, prev, target, sis_prop)
+        }
+        IdleSearch::Merged { cluster_first } => {
+            cfs5::select_idle_sibling(sc, s, hints, prev, target, cluster_first)
+        }
+        // The O(1), CFS-1 and CFS-2 flows search inside their own walk and never get here.
+        IdleSearch::None | IdleSearch::WakeIdle | IdleSearch::InWalk { .. } => {
+            (target, Step::Target)
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! switch table in [`crate::switches`] reads and writes these fields.
 
 use crate::era::Era;
+use crate::rules;
 use schedlab_engine::SchedConfig;
 use schedlab_engine::balance_o1::O1Params;
 
@@ -71,7 +72,7 @@ pub struct Settings {
 impl Settings {
     /// The era's defaults (R2: at 4.6 the OLD search, at 4.9 the NEW one).
     pub fn defaults(era: Era) -> Settings {
-        let new_sis = era >= Era::V4_9;
+        let new_sis = era.has(rules::NEW_SIS);
         Settings {
             era,
             wake_affine: true,
@@ -84,8 +85,8 @@ impl Settings {
             wa_weight: true,
             wa_bias: true,
             sis_avg_cpu: false,
-            sis_prop: era <= Era::V5_13,
-            sis_util: era >= Era::V6_0,
+            sis_prop: era.has(rules::SIS_PROP_DEFAULT),
+            sis_util: era.has(rules::SIS_UTIL_DEFAULT),
             ramp: false,
             affine_target: false,
             wakeup_buddy: false,

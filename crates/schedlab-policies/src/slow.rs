@@ -14,6 +14,7 @@
 use crate::era::Era;
 use crate::linux::half_imb;
 use crate::machine::Machine;
+use crate::rules;
 use crate::scan::Scan;
 use schedlab_engine::WakeCtx;
 use schedlab_topo::domains::flags;
@@ -41,7 +42,7 @@ pub(crate) fn find_idlest_cpu<M: Machine>(
 ) -> CpuId {
     let m = sc.m;
     let allowed = m.allowed(sc.p).clone();
-    if era >= Era::V4_2 && !m.domains().of(cpu)[sd_idx].span.intersects(&allowed) {
+    if era.has(rules::SLOW_ALLOWED_TEST) && !m.domains().of(cpu)[sd_idx].span.intersects(&allowed) {
         return prev;
     }
     let mut new = cpu;
@@ -54,7 +55,7 @@ pub(crate) fn find_idlest_cpu<M: Machine>(
             cur = child;
             continue;
         }
-        let group = if era >= Era::V5_13 {
+        let group = if era.has(rules::GROUP_TYPES) {
             find_idlest_group_types(sc, era, sd, c, &allowed)
         } else {
             find_idlest_group_load(sc, sd, c, &allowed)
@@ -224,7 +225,7 @@ fn find_idlest_group_types<M: Machine>(
         GroupType::HasSpare => {
             if sd.has(flags::NUMA) {
                 let topo = sc.m.topo();
-                let allowance = if era >= Era::V6_0 {
+                let allowance = if era.has(rules::NUMA_LLC_ALLOWANCE) {
                     let node = topo.node_span(this);
                     let llcs_in_node = topo
                         .llcs()
@@ -263,7 +264,7 @@ fn find_idlest_group_cpu<M: Machine>(
         return g.first().unwrap_or(this);
     }
     let m = sc.m;
-    let prefer_shallow = era >= Era::V4_2;
+    let prefer_shallow = era.has(rules::SHALLOWEST_IDLE);
     let mut best_idle: Option<(u64, u64, CpuId)> = None;
     let mut least: Option<(u64, CpuId)> = None;
     for i in g.iter().filter(|&i| allowed.contains(i)) {

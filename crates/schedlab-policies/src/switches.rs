@@ -1,15 +1,19 @@
 //! sched_feat-style switches: `NAME` turns a feature on, `NO_NAME` off, `name=value` sets a
 //! tunable, and `orig`/`ingo`/`ingofix`/`ingoB0` pick the 2.5.59 balancer.
 //!
-//! One table (`SWITCHES`) says, for every switch, which eras have it, what it means and
-//! whether it is mainline code re-expressed, a reconstruction of a mailing-list patch, or a
-//! tunable. Defaults are not written in the table: they are read from [`Settings::defaults`],
+//! One table (`SWITCHES`) says, for every switch, which kernel versions have it, whether the
+//! engine or only the placement reads it, what it means and whether it is mainline code
+//! re-expressed, a reconstruction of a mailing-list patch, or a tunable (with its unit and
+//! range). Defaults are not written in the table: they are read from [`Settings::defaults`],
 //! so the listing can never disagree with what a build does. Era applicability (see
-//! docs/policies/switches.md): a switch applies where that era's code has the feature, or
-//! where it is a debated variant proposed against that era (see docs/policies/switches.md).
+//! docs/policies/switches.md): a switch applies where that era's kernel has the feature, or
+//! where it is a debated variant proposed against that era.
 
 use crate::era::Era;
+use crate::rules;
 pub use crate::settings::Settings;
+use crate::tunables::{GRANULARITY_NS, MULT, Range, TICKS, count};
+use crate::version::{Versions, only, since, span, v, v25, v26};
 use schedlab_engine::balance_o1::O1Variant;
 use schedlab_engine::config::TunableScaling;
 
@@ -36,6 +40,26 @@ impl Provenance {
     }
 }
 
+/// Who reads a switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The engine or the era's balancer (kernel configuration, pick and preemption): it
+    /// means the same under any placement, so the reference policies accept it too.
+    Engine,
+    /// Only the era's `select_task_rq`.
+    Placement,
+}
+
+impl Scope {
+    /// Lower-case label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::Engine => "engine",
+            Scope::Placement => "placement",
+        }
+    }
+}
+
 /// Kinds of switch.
 #[derive(Clone, Copy)]
 pub(crate) enum Kind {
@@ -44,60 +68,25 @@ pub(crate) enum Kind {
         get: fn(&Settings) -> bool,
         set: fn(&mut Settings, bool),
     },
-    /// A numeric tunable.
+    /// A numeric tunable; `set` is only given values inside `range`.
     Tunable {
         get: fn(&Settings) -> u64,
-        set: fn(&mut Settings, u64) -> Result<(), String>,
+        set: fn(&mut Settings, u64),
+        range: Range,
     },
     /// A 2.5.59 balancer variant.
     Balancer(O1Variant),
-}
-
-/// The eras a switch applies to: from one era on, open-ended unless the kernel removed the
-/// feature (then `until`, the last modelled era that has it). A new era inherits every switch
-/// that is still open, so adding one never edits this table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Applies {
-    /// The first era with the switch.
-    pub from: Era,
-    /// The last era with it; `None`: every later era.
-    pub until: Option<Era>,
-}
-
-/// From `e` on (open-ended).
-pub(crate) const fn from(e: Era) -> Applies {
-    Applies {
-        from: e,
-        until: None,
-    }
-}
-
-/// From `a` until `b`, both included (a removed feature, or a variant debated against them).
-pub(crate) const fn between(a: Era, b: Era) -> Applies {
-    Applies {
-        from: a,
-        until: Some(b),
-    }
-}
-
-/// In `e` only.
-pub(crate) const fn only(e: Era) -> Applies {
-    between(e, e)
-}
-
-impl Applies {
-    /// Whether `era` has the switch.
-    pub(crate) fn contains(self, era: Era) -> bool {
-        self.from <= era && self.until.is_none_or(|u| era <= u)
-    }
 }
 
 /// One switch definition.
 #[derive(Clone, Copy)]
 pub(crate) struct SwitchDef {
     pub name: &'static str,
-    /// The eras where it applies.
-    pub eras: Applies,
+    /// The kernel versions that have it (or against which it was proposed): a preset
+    /// added later gets it by its own version.
+    pub versions: Versions,
+    /// Who reads it.
+    pub scope: Scope,
     pub kind: Kind,
     pub provenance: Provenance,
     pub meaning: &'static str,
@@ -105,7 +94,14 @@ pub(crate) struct SwitchDef {
 
 impl SwitchDef {
     pub(crate) fn applies(&self, era: Era) -> bool {
-        self.eras.contains(era)
+        self.versions.contains(era.version())
+    }
+    /// The unit and bounds of a tunable (`None` for the other kinds).
+    pub(crate) fn range(&self) -> Option<Range> {
+        match self.kind {
+            Kind::Tunable { range, .. } => Some(range),
+            _ => None,
+        }
     }
     /// Canonical spelling as it appears in the listing (`NAME`, `name=`, `ingoB0`).
     pub(crate) fn display(&self) -> String {
@@ -129,34 +125,23 @@ impl SwitchDef {
     }
 }
 
-use Era::*;
-
-/// Every CFS and EEVDF era.
-const ALL_CFS: Applies = from(V2_6_30);
-/// CFS until EEVDF replaced it (6.6).
-const CFS_ONLY: Applies = between(V2_6_30, V6_0);
+/// CFS (2.6.23) and EEVDF: every fair-class kernel.
+const ALL_CFS: Versions = since(v26(23));
+/// CFS until EEVDF replaced it in 6.6.
+const CFS_ONLY: Versions = span(v26(23), v(6, 6));
 /// EEVDF, 6.6 on.
-const EEVDF: Applies = from(V6_6);
-/// The O(1) era.
-const O1: Applies = only(V2_5_59);
+const EEVDF: Versions = since(v(6, 6));
+/// The 2.5.59 O(1) scheduler with its first NUMA balancer (our only O(1) kernel).
+const O1: Versions = only(v25(59));
 
-fn pos(v: u64) -> Result<(), String> {
-    if v == 0 {
-        Err("must be at least 1".into())
-    } else {
-        Ok(())
-    }
-}
-
-fn to_u32(v: u64) -> Result<u32, String> {
-    u32::try_from(v).map_err(|_| "too large".to_string())
-}
-
+/// The 2016 `select_idle_sibling` RFC, replayed against 4.6 and 4.9 (the kernels around it).
+const RFC_2016: Versions = span(v(4, 6), v(4, 10));
 macro_rules! feature {
-    ($name:expr, $eras:expr, $prov:expr, $field:ident, $meaning:expr) => {
+    ($scope:expr, $name:expr, $versions:expr, $prov:expr, $field:ident, $meaning:expr) => {
         SwitchDef {
             name: $name,
-            eras: $eras,
+            versions: $versions,
+            scope: $scope,
             kind: Kind::Feature {
                 get: |s| s.$field,
                 set: |s, v| s.$field = v,
@@ -168,10 +153,11 @@ macro_rules! feature {
 }
 
 macro_rules! engine_feature {
-    ($name:expr, $eras:expr, $field:ident, $meaning:expr) => {
+    ($name:expr, $versions:expr, $field:ident, $meaning:expr) => {
         SwitchDef {
             name: $name,
-            eras: $eras,
+            versions: $versions,
+            scope: Scope::Engine,
             kind: Kind::Feature {
                 get: |s| s.config.features.$field,
                 set: |s, v| s.config.features.$field = v,
@@ -182,18 +168,19 @@ macro_rules! engine_feature {
     };
 }
 
-macro_rules! o1_tick {
-    ($name:expr, $field:ident, $meaning:expr) => {
+/// One tunable row: `name=value` with its versions, scope, range, how it reads and writes
+/// the settings (`set` only sees values inside the range) and its meaning.
+macro_rules! tunable {
+    ($scope:expr, $name:expr, $versions:expr, $range:expr,
+     get: |$gs:ident| $get:expr, set: |$ss:ident, $v:ident| $set:expr, $meaning:expr) => {
         SwitchDef {
             name: $name,
-            eras: O1,
+            versions: $versions,
+            scope: $scope,
             kind: Kind::Tunable {
-                get: |s| s.o1.$field,
-                set: |s, v| {
-                    pos(v)?;
-                    s.o1.$field = v;
-                    Ok(())
-                },
+                get: |$gs| $get,
+                set: |$ss, $v| $set,
+                range: $range,
             },
             provenance: Provenance::Tunable,
             meaning: $meaning,
@@ -201,29 +188,16 @@ macro_rules! o1_tick {
     };
 }
 
-macro_rules! o1_u32 {
-    ($name:expr, $field:ident, $meaning:expr) => {
-        SwitchDef {
-            name: $name,
-            eras: O1,
-            kind: Kind::Tunable {
-                get: |s| u64::from(s.o1.$field),
-                set: |s, v| {
-                    pos(v)?;
-                    s.o1.$field = to_u32(v)?;
-                    Ok(())
-                },
-            },
-            provenance: Provenance::Tunable,
-            meaning: $meaning,
-        }
-    };
+/// A value already checked against a range whose maximum fits `u32`.
+fn u32_of(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// Every switch, in listing order.
 pub(crate) const SWITCHES: &[SwitchDef] = &[
     // --- bisect switches for the three main heuristics -------------------------------------
     feature!(
+        Scope::Placement,
         "WAKE_AFFINE",
         ALL_CFS,
         Provenance::Mainline,
@@ -232,14 +206,16 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
          step); NO_WAKE_AFFINE never takes the affine path (schedlab bisect switch)"
     ),
     feature!(
+        Scope::Placement,
         "WAKE_WIDE",
-        from(V3_12),
+        rules::RECORD_WAKEE,
         Provenance::Mainline,
         wake_wide,
         "evaluate wake_wide() (wakee_flips against the LLC size); NO_WAKE_WIDE treats every wakeup \
          as not wide (schedlab bisect switch)"
     ),
     feature!(
+        Scope::Placement,
         "SELECT_IDLE_SIBLING",
         ALL_CFS,
         Provenance::Mainline,
@@ -248,74 +224,88 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
          returns the target without searching (schedlab bisect switch)"
     ),
     feature!(
+        Scope::Placement,
         "AFFINE_WAKEUPS",
-        between(V2_6_30, V2_6_32),
+        rules::AFFINE_WAKEUPS,
         Provenance::Mainline,
         affine_wakeups,
         "allow affine wakeups at all (2.6.2x-2.6.32 sched_feat)"
     ),
+    // 2.6.32-2.6.33: the wake_affine of those releases (2.6.34 has its successor).
     feature!(
+        Scope::Placement,
         "SYNC_LESS",
-        between(V2_6_32, V2_6_33),
+        span(v26(32), v26(34)),
         Provenance::Mainline,
         sync_less,
         "wake_affine drops the sync hint when waker or wakee avg_overlap exceeds migration_cost"
     ),
     feature!(
+        Scope::Placement,
         "SYNC_MORE",
-        between(V2_6_32, V2_6_33),
+        span(v26(32), v26(34)),
         Provenance::Mainline,
         sync_more,
         "wake_affine treats a wakeup as sync when both avg_overlaps are below migration_cost"
     ),
     feature!(
+        Scope::Placement,
         "WA_IDLE",
-        from(V4_14),
+        rules::WA_SPLIT,
         Provenance::Mainline,
         wa_idle,
         "wake_affine_idle: an idle waker CPU sharing the LLC with prev, or a sync wakeup onto a CPU \
          running only the waker, decides the affine question"
     ),
     feature!(
+        Scope::Placement,
         "WA_WEIGHT",
-        from(V4_14),
+        rules::WA_SPLIT,
         Provenance::Mainline,
         wa_weight,
         "wake_affine_weight: compare the waker CPU's load plus the wakee with prev's load minus it"
     ),
     feature!(
+        Scope::Placement,
         "WA_BIAS",
-        from(V4_14),
+        rules::WA_SPLIT,
         Provenance::Mainline,
         wa_bias,
         "wake_affine_weight biases toward prev by half the domain's imbalance_pct (108 for 117)"
     ),
+    // 1ad3aaf3fcd2 (4.13) until 5.12 removed it.
     feature!(
+        Scope::Placement,
         "SIS_AVG_CPU",
-        only(V4_14),
+        span(v(4, 13), v(5, 12)),
         Provenance::Mainline,
         sis_avg_cpu,
         "skip select_idle_cpu when avg_idle/512 is below the average scan cost (the 4.9 rule)"
     ),
+    // 1ad3aaf3fcd2 (4.13) until 6.7 removed it.
     feature!(
+        Scope::Placement,
         "SIS_PROP",
-        between(V4_14, V6_6),
+        span(v(4, 13), v(6, 7)),
         Provenance::Mainline,
         sis_prop,
         "limit the idle-CPU scan to span * avg_idle / avg_scan_cost CPUs (at least 4); 5.13+: aged \
          wake_avg_idle"
     ),
+    // 70fb5ccf2ebb (6.0).
     feature!(
+        Scope::Engine,
         "SIS_UTIL",
-        from(V6_0),
+        since(v(6, 0)),
         Provenance::Mainline,
         sis_util,
         "limit the idle-CPU scan to nr_idle_scan, computed from LLC utilisation at LLC-level \
          periodic balancing; skip it when the LLC is ~85 % busy"
     ),
+    // 3.0: the second half of a remote wakeup runs on the target CPU.
     engine_feature!(
         "TTWU_QUEUE",
-        from(V3_6),
+        since(v(3, 0)),
         ttwu_queue,
         "wakeups onto another LLC are queued to the target by IPI (wakelist) instead of a remote enqueue"
     ),
@@ -344,9 +334,10 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         cache_hot_buddy,
         "the load balancer treats next/last buddies as cache hot"
     ),
+    // 2.6.32 until EEVDF replaced the sleeper credit in 6.6.
     engine_feature!(
         "GENTLE_FAIR_SLEEPERS",
-        between(V2_6_32, V6_0),
+        span(v26(32), v(6, 6)),
         gentle_fair_sleepers,
         "halve the sleeper credit (half a latency period of vruntime) given on wakeup"
     ),
@@ -356,9 +347,10 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         start_debit,
         "new tasks start one slice of vruntime in the future"
     ),
+    // 5.13's alternative sched_slice, until EEVDF in 6.6.
     engine_feature!(
         "BASE_SLICE",
-        between(V5_13, V6_0),
+        span(v(5, 13), v(6, 6)),
         base_slice,
         "a task's slice is at least sched_min_granularity (5.13-6.5)"
     ),
@@ -380,118 +372,131 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         run_to_parity,
         "EEVDF: do not preempt the running task before it reaches the deadline it was picked with"
     ),
+    // Both 6.12, with EEVDF completed.
     engine_feature!(
         "PREEMPT_SHORT",
-        from(V6_12),
+        since(v(6, 12)),
         preempt_short,
         "EEVDF: a wakee with a shorter slice may preempt despite RUN_TO_PARITY"
     ),
     engine_feature!(
         "DELAY_DEQUEUE",
-        from(V6_12),
+        since(v(6, 12)),
         delay_dequeue,
         "EEVDF: a task blocking with negative lag stays queued (delayed) until picked or woken"
     ),
     // --- debated variants -----------------------------------------------------------------
+    // Both proposed against 2.6.33-rc (January 2010): offered on the 2.6.32-2.6.33 code.
     feature!(
+        Scope::Placement,
         "RAMP",
-        between(V2_6_32, V2_6_33),
+        span(v26(32), v26(34)),
         Provenance::Reconstruction,
         ramp,
         "Galbraith, Jan 2010: search for an idle shared-cache sibling only while the waker's CPU \
          runs nothing but the waker; an idle sibling found makes the wakeup affine at once"
     ),
     feature!(
+        Scope::Placement,
         "AFFINE_TARGET",
-        between(V2_6_32, V2_6_33),
+        span(v26(32), v26(34)),
         Provenance::Reconstruction,
         affine_target,
         "Lin Ming, Jan 2010: wake_affine weighs the target chosen by select_idle_sibling instead \
          of the waker's CPU"
     ),
+    // Proposed in 2013 against 3.9/3.10: offered on the 3.6-3.10 code.
     feature!(
+        Scope::Placement,
         "WAKEUP_BUDDY",
-        between(V3_6, V3_10),
+        span(v(3, 6), v(3, 11)),
         Provenance::Reconstruction,
         wakeup_buddy,
         "Michael Wang, 2013: take the affine path only between buddies (each the other's last \
          wakee, woken wakeup_buddy_ref times in a row); otherwise place around prev"
     ),
-    SwitchDef {
-        name: "wakeup_buddy_ref",
-        eras: between(V3_6, V3_10),
-        kind: Kind::Tunable {
-            get: |s| s.wakeup_buddy_ref as u64,
-            set: |s, v| {
-                pos(v)?;
-                s.wakeup_buddy_ref = to_u32(v)?;
-                Ok(())
-            },
-        },
-        provenance: Provenance::Tunable,
-        meaning: "WAKEUP_BUDDY: consecutive wakeups of the same task needed to be buddies (reconstruction)",
-    },
+    tunable!(
+        Scope::Placement,
+        "wakeup_buddy_ref",
+        span(v(3, 6), v(3, 11)),
+        count("wakeups"),
+        get: |s| u64::from(s.wakeup_buddy_ref),
+        set: |s, v| s.wakeup_buddy_ref = u32_of(v),
+        "WAKEUP_BUDDY: consecutive wakeups of the same task needed to be buddies (reconstruction)"
+    ),
+    // The three 2015 proposals against 4.2.
     feature!(
+        Scope::Placement,
         "PREFER_IDLE_CPU",
-        only(V4_2),
+        rules::AGAINST_4_2,
         Provenance::Reconstruction,
         prefer_idle_cpu,
         "Josef Bacik, 2015: a non-affine wakeup whose LLC search finds no idle CPU continues into \
          find_idlest_group/cpu over the wake-balance span, preferring any idle CPU"
     ),
     feature!(
+        Scope::Placement,
         "WAKE_WIDE_IDLE",
-        only(V4_2),
+        rules::AGAINST_4_2,
         Provenance::Reconstruction,
         wake_wide_idle,
         "Galbraith, 2015: when wake_wide() says wide, look for an idle CPU beyond the LLC (the \
          wake-balance span, else prev's node) from prev before stacking"
     ),
     feature!(
+        Scope::Placement,
         "WAKE_WIDE_IDLE_BOTH",
-        only(V4_2),
+        rules::AGAINST_4_2,
         Provenance::Reconstruction,
         wake_wide_idle_both,
         "WAKE_WIDE_IDLE for both directions of the 1:N relation (clients as well as the server)"
     ),
+    // The five 2016 RFC bits, replayed on 4.6 and 4.9.
     feature!(
+        Scope::Placement,
         "OLD_IDLE",
-        between(V4_6, V4_9),
+        RFC_2016,
         Provenance::Reconstruction,
         old_idle,
         "2016 RFC bit: the pre-4.9 search, a fully idle sched group from the LLC down"
     ),
     feature!(
+        Scope::Placement,
         "ORDER_IDLE",
-        between(V4_6, V4_9),
+        RFC_2016,
         Provenance::Reconstruction,
         order_idle,
         "2016 RFC bit: visit groups in ring order from the target's group, not from the domain's first"
     ),
     feature!(
+        Scope::Placement,
         "IDLE_CORE",
-        between(V4_6, V4_9),
+        RFC_2016,
         Provenance::Reconstruction,
         idle_core,
         "2016 RFC bit: look for a fully idle core in the LLC (guarded by has_idle_cores)"
     ),
     feature!(
+        Scope::Placement,
         "IDLE_CPU",
-        between(V4_6, V4_9),
+        RFC_2016,
         Provenance::Reconstruction,
         idle_cpu,
         "2016 RFC bit: scan the LLC for any idle CPU, skipped when avg_idle/512 < avg_scan_cost"
     ),
     feature!(
+        Scope::Placement,
         "IDLE_SMT",
-        between(V4_6, V4_9),
+        RFC_2016,
         Provenance::Reconstruction,
         idle_smt,
         "2016 RFC bit: try the idle SMT siblings of the target"
     ),
+    // 2023, reverted before release: offered on 6.0-6.6.
     feature!(
+        Scope::Placement,
         "SIS_NODE",
-        between(V6_0, V6_6),
+        span(v(6, 0), v(6, 7)),
         Provenance::Reconstruction,
         sis_node,
         "2023 multi-LLC select_idle_sibling: when the LLC has no idle CPU, scan the other LLCs of \
@@ -500,7 +505,8 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     // --- 2.5.59 balancer -----------------------------------------------------------------
     SwitchDef {
         name: "orig",
-        eras: O1,
+        versions: O1,
+        scope: Scope::Engine,
         kind: Kind::Balancer(O1Variant::Orig),
         provenance: Provenance::Mainline,
         meaning: "2.5.59 as released: node-local balancing on ticks and when idle; every \
@@ -508,7 +514,8 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     },
     SwitchDef {
         name: "ingo",
-        eras: O1,
+        versions: O1,
+        scope: Scope::Engine,
         kind: Kind::Balancer(O1Variant::Ingo),
         provenance: Provenance::Reconstruction,
         meaning: "Ingo's sched-2.5.59-A2: node balancing on its own 400 ms tick, with the two bugs \
@@ -516,213 +523,230 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
     },
     SwitchDef {
         name: "ingofix",
-        eras: O1,
+        versions: O1,
+        scope: Scope::Engine,
         kind: Kind::Balancer(O1Variant::IngoFix),
         provenance: Provenance::Reconstruction,
         meaning: "Ingo's sched-2.5.59-A2 with both bugs fixed",
     },
     SwitchDef {
         name: "ingoB0",
-        eras: O1,
+        versions: O1,
+        scope: Scope::Engine,
         kind: Kind::Balancer(O1Variant::IngoB0),
         provenance: Provenance::Reconstruction,
         meaning: "Ingo's -B0: separate IDLE_NODE_REBALANCE_TICK (2 ms) and BUSY_NODE_REBALANCE_TICK \
                   (400 ms); the 2.6.0 structure",
     },
-    o1_tick!(
+    tunable!(
+        Scope::Engine,
         "idle_rebalance_tick",
-        idle_rebalance_tick,
+        O1,
+        TICKS,
+        get: |s| s.o1.idle_rebalance_tick,
+        set: |s, v| s.o1.idle_rebalance_tick = v,
         "IDLE_REBALANCE_TICK, jiffies"
     ),
-    o1_tick!(
+    tunable!(
+        Scope::Engine,
         "busy_rebalance_tick",
-        busy_rebalance_tick,
+        O1,
+        TICKS,
+        get: |s| s.o1.busy_rebalance_tick,
+        set: |s, v| s.o1.busy_rebalance_tick = v,
         "BUSY_REBALANCE_TICK, jiffies"
     ),
-    o1_u32!(
+    tunable!(
+        Scope::Engine,
         "node_balance_rate",
-        node_balance_rate,
+        O1,
+        count("balancing calls"),
+        get: |s| u64::from(s.o1.node_balance_rate),
+        set: |s, v| s.o1.node_balance_rate = u32_of(v),
         "NODE_BALANCE_RATE: every Nth balancing call looks at other nodes (orig)"
     ),
-    o1_tick!(
+    tunable!(
+        Scope::Engine,
         "idle_node_rebalance_tick",
-        idle_node_rebalance_tick,
+        O1,
+        TICKS,
+        get: |s| s.o1.idle_node_rebalance_tick,
+        set: |s, v| s.o1.idle_node_rebalance_tick = v,
         "IDLE_NODE_REBALANCE_TICK, jiffies (ingo*)"
     ),
-    o1_tick!(
+    tunable!(
+        Scope::Engine,
         "busy_node_rebalance_tick",
-        busy_node_rebalance_tick,
+        O1,
+        TICKS,
+        get: |s| s.o1.busy_node_rebalance_tick,
+        set: |s, v| s.o1.busy_node_rebalance_tick = v,
         "BUSY_NODE_REBALANCE_TICK, jiffies (ingo*)"
     ),
-    SwitchDef {
-        name: "idle_node_rebalance_mult",
-        eras: O1,
-        kind: Kind::Tunable {
-            get: |s| s.o1.idle_node_rebalance_tick / s.o1.idle_rebalance_tick.max(1),
-            set: |s, v| {
-                pos(v)?;
-                s.o1.idle_node_rebalance_tick = v.saturating_mul(s.o1.idle_rebalance_tick);
-                Ok(())
-            },
+    tunable!(
+        Scope::Engine,
+        "idle_node_rebalance_mult",
+        O1,
+        MULT,
+        get: |s| s.o1.idle_node_rebalance_tick / s.o1.idle_rebalance_tick.max(1),
+        set: |s, v| s.o1.idle_node_rebalance_tick = v.saturating_mul(s.o1.idle_rebalance_tick),
+        "sets IDLE_NODE_REBALANCE_TICK = N x IDLE_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)"
+    ),
+    tunable!(
+        Scope::Engine,
+        "busy_node_rebalance_mult",
+        O1,
+        MULT,
+        get: |s| s.o1.busy_node_rebalance_tick / s.o1.busy_rebalance_tick.max(1),
+        set: |s, v| s.o1.busy_node_rebalance_tick = v.saturating_mul(s.o1.busy_rebalance_tick),
+        "sets BUSY_NODE_REBALANCE_TICK = N x BUSY_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)"
+    ),
+    tunable!(
+        Scope::Engine,
+        "node_threshold",
+        O1,
+        Range {
+            min: 1,
+            max: 10_000,
+            unit: "percent",
+            source: "stated bound: a busiest node at most 100 times as loaded",
         },
-        provenance: Provenance::Tunable,
-        meaning: "sets IDLE_NODE_REBALANCE_TICK = N x IDLE_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)",
-    },
-    SwitchDef {
-        name: "busy_node_rebalance_mult",
-        eras: O1,
-        kind: Kind::Tunable {
-            get: |s| s.o1.busy_node_rebalance_tick / s.o1.busy_rebalance_tick.max(1),
-            set: |s, v| {
-                pos(v)?;
-                s.o1.busy_node_rebalance_tick = v.saturating_mul(s.o1.busy_rebalance_tick);
-                Ok(())
-            },
-        },
-        provenance: Provenance::Tunable,
-        meaning: "sets BUSY_NODE_REBALANCE_TICK = N x BUSY_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)",
-    },
-    o1_u32!("node_threshold", node_threshold, "NODE_THRESHOLD, percent"),
-    o1_tick!(
+        get: |s| u64::from(s.o1.node_threshold),
+        set: |s, v| s.o1.node_threshold = u32_of(v),
+        "NODE_THRESHOLD, percent"
+    ),
+    tunable!(
+        Scope::Engine,
         "cache_decay_ticks",
-        cache_decay_ticks,
+        O1,
+        TICKS,
+        get: |s| s.o1.cache_decay_ticks,
+        set: |s, v| s.o1.cache_decay_ticks = v,
         "cache_decay_ticks: recently run tasks are not moved"
     ),
-    SwitchDef {
-        name: "timeslice_ns",
-        eras: O1,
-        kind: Kind::Tunable {
-            get: |s| s.config.tunables.o1_timeslice_ns,
-            set: |s, v| {
-                pos(v)?;
-                s.config.tunables.o1_timeslice_ns = v;
-                Ok(())
-            },
+    tunable!(
+        Scope::Engine,
+        "timeslice_ns",
+        O1,
+        Range {
+            min: 100_000,
+            max: 10_000_000_000,
+            unit: "ns",
+            source: "stated bound: 100 us to 10 s",
         },
-        provenance: Provenance::Tunable,
-        meaning: "O(1) timeslice of a nice-0 task, ns",
-    },
+        get: |s| s.config.tunables.o1_timeslice_ns,
+        set: |s, v| s.config.tunables.o1_timeslice_ns = v,
+        "O(1) timeslice of a nice-0 task, ns"
+    ),
     // --- CFS/EEVDF tunables --------------------------------------------------------------
-    SwitchDef {
-        name: "sched_migration_cost_ns",
-        eras: ALL_CFS,
-        kind: Kind::Tunable {
-            get: |s| s.config.tunables.migration_cost_ns,
-            set: |s, v| {
-                s.config.tunables.migration_cost_ns = v;
-                Ok(())
-            },
+    tunable!(
+        Scope::Engine,
+        "sched_migration_cost_ns",
+        ALL_CFS,
+        Range {
+            min: 0,
+            max: u32::MAX as u64,
+            unit: "ns",
+            source: "the kernel's unsigned int (no other limit)",
         },
-        provenance: Provenance::Tunable,
-        meaning: "task_hot threshold, avg_overlap limit, newidle gate (not scaled)",
-    },
-    SwitchDef {
-        name: "sched_latency_ns",
-        eras: CFS_ONLY,
-        kind: Kind::Tunable {
-            get: |s| s.config.tunables.latency_ns,
-            set: |s, v| {
-                pos(v)?;
-                s.config.tunables.latency_ns = v;
-                Ok(())
-            },
+        get: |s| s.config.tunables.migration_cost_ns,
+        set: |s, v| s.config.tunables.migration_cost_ns = v,
+        "task_hot threshold, avg_overlap limit, newidle gate (not scaled)"
+    ),
+    tunable!(
+        Scope::Engine,
+        "sched_latency_ns",
+        CFS_ONLY,
+        GRANULARITY_NS,
+        get: |s| s.config.tunables.latency_ns,
+        set: |s, v| s.config.tunables.latency_ns = v,
+        "CFS period target, unscaled (x 1+ilog2(min(ncpus,8)))"
+    ),
+    tunable!(
+        Scope::Engine,
+        "sched_min_granularity_ns",
+        CFS_ONLY,
+        GRANULARITY_NS,
+        get: |s| s.config.tunables.min_granularity_ns,
+        set: |s, v| s.config.tunables.min_granularity_ns = v,
+        "CFS minimum slice, unscaled"
+    ),
+    // EEVDF's base_slice_ns is a debugfs u32 without limits; it replaced min_granularity,
+    // so it keeps that sysctl's bounds.
+    tunable!(
+        Scope::Engine,
+        "sched_base_slice_ns",
+        EEVDF,
+        Range {
+            source: "stated bound: the sysctl limits of the min_granularity it replaced \
+                     (100 us to 1 s)",
+            ..GRANULARITY_NS
         },
-        provenance: Provenance::Tunable,
-        meaning: "CFS period target, unscaled (x 1+ilog2(min(ncpus,8)))",
-    },
-    SwitchDef {
-        name: "sched_min_granularity_ns",
-        eras: CFS_ONLY,
-        kind: Kind::Tunable {
-            get: |s| s.config.tunables.min_granularity_ns,
-            set: |s, v| {
-                pos(v)?;
-                s.config.tunables.min_granularity_ns = v;
-                Ok(())
-            },
+        get: |s| s.config.tunables.min_granularity_ns,
+        set: |s, v| s.config.tunables.min_granularity_ns = v,
+        "EEVDF request size (slice), unscaled"
+    ),
+    tunable!(
+        Scope::Engine,
+        "sched_wakeup_granularity_ns",
+        CFS_ONLY,
+        Range {
+            min: 0,
+            max: 1_000_000_000,
+            unit: "ns",
+            source: "the kernel's sysctl limits (0 to 1 s)",
         },
-        provenance: Provenance::Tunable,
-        meaning: "CFS minimum slice, unscaled",
-    },
-    SwitchDef {
-        name: "sched_base_slice_ns",
-        eras: EEVDF,
-        kind: Kind::Tunable {
-            get: |s| s.config.tunables.min_granularity_ns,
-            set: |s, v| {
-                pos(v)?;
-                s.config.tunables.min_granularity_ns = v;
-                Ok(())
-            },
+        get: |s| s.config.tunables.wakeup_granularity_ns,
+        set: |s, v| s.config.tunables.wakeup_granularity_ns = v,
+        "CFS wakeup preemption granularity, unscaled"
+    ),
+    tunable!(
+        Scope::Engine,
+        "sched_nr_migrate",
+        ALL_CFS,
+        count("tasks"),
+        get: |s| u64::from(s.config.tunables.nr_migrate),
+        set: |s, v| s.config.tunables.nr_migrate = u32_of(v),
+        "most tasks one balancing pass moves"
+    ),
+    tunable!(
+        Scope::Engine,
+        "sched_tunable_scaling",
+        ALL_CFS,
+        Range {
+            min: 0,
+            max: 2,
+            unit: "(0 none, 1 log, 2 linear)",
+            source: "the kernel's sysctl limits (SCHED_TUNABLESCALING_END - 1)",
         },
-        provenance: Provenance::Tunable,
-        meaning: "EEVDF request size (slice), unscaled",
-    },
-    SwitchDef {
-        name: "sched_wakeup_granularity_ns",
-        eras: CFS_ONLY,
-        kind: Kind::Tunable {
-            get: |s| s.config.tunables.wakeup_granularity_ns,
-            set: |s, v| {
-                s.config.tunables.wakeup_granularity_ns = v;
-                Ok(())
-            },
+        get: |s| match s.config.tunables.scaling {
+            TunableScaling::None => 0,
+            TunableScaling::Log => 1,
+            TunableScaling::Linear => 2,
         },
-        provenance: Provenance::Tunable,
-        meaning: "CFS wakeup preemption granularity, unscaled",
-    },
-    SwitchDef {
-        name: "sched_nr_migrate",
-        eras: ALL_CFS,
-        kind: Kind::Tunable {
-            get: |s| s.config.tunables.nr_migrate as u64,
-            set: |s, v| {
-                pos(v)?;
-                s.config.tunables.nr_migrate = to_u32(v)?;
-                Ok(())
-            },
+        set: |s, v| {
+            s.config.tunables.scaling = match v {
+                0 => TunableScaling::None,
+                1 => TunableScaling::Log,
+                _ => TunableScaling::Linear,
+            }
         },
-        provenance: Provenance::Tunable,
-        meaning: "most tasks one balancing pass moves",
-    },
-    SwitchDef {
-        name: "sched_tunable_scaling",
-        eras: ALL_CFS,
-        kind: Kind::Tunable {
-            get: |s| match s.config.tunables.scaling {
-                TunableScaling::None => 0,
-                TunableScaling::Log => 1,
-                TunableScaling::Linear => 2,
-            },
-            set: |s, v| {
-                s.config.tunables.scaling = match v {
-                    0 => TunableScaling::None,
-                    1 => TunableScaling::Log,
-                    2 => TunableScaling::Linear,
-                    _ => return Err("must be 0 (none), 1 (log) or 2 (linear)".into()),
-                };
-                Ok(())
-            },
+        "0 none, 1 log (1+ilog2(min(ncpus,8))), 2 linear"
+    ),
+    tunable!(
+        Scope::Engine,
+        "hz",
+        since(v25(59)),
+        Range {
+            min: 10,
+            max: 10_000,
+            unit: "ticks per second",
+            source: "stated bound (CONFIG_HZ offers 100, 250, 300 and 1000)",
         },
-        provenance: Provenance::Tunable,
-        meaning: "0 none, 1 log (1+ilog2(min(ncpus,8))), 2 linear",
-    },
-    SwitchDef {
-        name: "hz",
-        eras: from(V2_5_59),
-        kind: Kind::Tunable {
-            get: |s| s.config.tunables.hz,
-            set: |s, v| {
-                if !(10..=10_000).contains(&v) {
-                    return Err("must be between 10 and 10000".into());
-                }
-                s.config.tunables.hz = v;
-                Ok(())
-            },
-        },
-        provenance: Provenance::Tunable,
-        meaning: "CONFIG_HZ: timer ticks per second (jiffy length)",
-    },
+        get: |s| s.config.tunables.hz,
+        set: |s, v| s.config.tunables.hz = v,
+        "CONFIG_HZ: timer ticks per second (jiffy length)"
+    ),
 ];
 
 /// The definition of `name` (case-insensitive), if any.
@@ -739,4 +763,39 @@ pub fn is_balancer_variant(name: &str) -> bool {
 /// The switches valid for `era`, in listing order.
 pub(crate) fn valid_for(era: Era) -> impl Iterator<Item = &'static SwitchDef> {
     SWITCHES.iter().filter(move |d| d.applies(era))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::era::REFERENCE_BASE;
+
+    /// The engine-scope switches of the reference policies' kernel (linux-6.6) are the
+    /// hand-kept list the scope column replaced: every tunable and these features.
+    #[test]
+    fn the_reference_policies_accept_what_the_name_list_named() {
+        let named = [
+            "TTWU_QUEUE",
+            "WAKEUP_PREEMPTION",
+            "NEXT_BUDDY",
+            "CACHE_HOT_BUDDY",
+            "PLACE_LAG",
+            "PLACE_DEADLINE_INITIAL",
+            "RUN_TO_PARITY",
+            "SIS_UTIL",
+        ];
+        for d in valid_for(REFERENCE_BASE) {
+            let listed = matches!(d.kind, Kind::Tunable { .. }) || named.contains(&d.name);
+            assert_eq!(d.scope == Scope::Engine, listed, "{}", d.name);
+        }
+        // Engine features are engine-scope in every era; placement fields are not.
+        for d in SWITCHES {
+            if d.name == "PLACE_LAG" || d.name == "LAST_BUDDY" {
+                assert_eq!(d.scope, Scope::Engine);
+            }
+            if d.name == "SIS_PROP" || d.name == "WAKEUP_BUDDY" {
+                assert_eq!(d.scope, Scope::Placement);
+            }
+        }
+    }
 }

@@ -7,7 +7,7 @@
 
 use crate::era::{Era, REFERENCE_BASE, REFERENCES, presets};
 use crate::error::{PolicyError, closest};
-use crate::switches::{Kind, Settings, SwitchDef, find, valid_for};
+use crate::switches::{Kind, Scope, Settings, SwitchDef, find, valid_for};
 use schedlab_engine::balance_o1::O1Params;
 
 /// A parsed `POLICY[,SWITCH]...` string.
@@ -91,20 +91,10 @@ fn valid_list(era: Era, reference: bool) -> String {
         .join(", ")
 }
 
-/// Switches that make sense under a reference policy: engine features and tunables.
+/// Switches that make sense under a reference policy: those the engine or the balancer
+/// reads (their table row's scope).
 pub(crate) fn is_engine_level(d: &SwitchDef) -> bool {
-    matches!(d.kind, Kind::Tunable { .. })
-        || matches!(
-            d.name,
-            "TTWU_QUEUE"
-                | "WAKEUP_PREEMPTION"
-                | "NEXT_BUDDY"
-                | "CACHE_HOT_BUDDY"
-                | "PLACE_LAG"
-                | "PLACE_DEADLINE_INITIAL"
-                | "RUN_TO_PARITY"
-                | "SIS_UTIL"
-        )
+    d.scope == Scope::Engine
 }
 
 fn eras_of(def: &SwitchDef) -> String {
@@ -197,7 +187,7 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
                     def.name.to_string()
                 });
             }
-            Kind::Tunable { .. } => {
+            Kind::Tunable { range, .. } => {
                 let Some(val) = value else {
                     return Err(PolicyError::BadValue {
                         policy: policy_label,
@@ -206,15 +196,22 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
                         reason: format!("{0} is a tunable: write {0}=N", def.name),
                     });
                 };
-                let n: u64 = val
-                    .replace('_', "")
-                    .parse()
-                    .map_err(|_| PolicyError::BadValue {
-                        policy: policy_label.clone(),
-                        key: def.name.to_string(),
-                        value: val.to_string(),
-                        reason: "not a non-negative integer".into(),
-                    })?;
+                let digits = val.replace('_', "");
+                let bad = |reason: String| PolicyError::BadValue {
+                    policy: policy_label.clone(),
+                    key: def.name.to_string(),
+                    value: val.to_string(),
+                    reason,
+                };
+                let n: u64 = match digits.parse() {
+                    Ok(n) => n,
+                    // All digits but past u64: as out of range as any other too-large value.
+                    Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+                        return Err(bad(format!("out of range: must be {}", range.describe())));
+                    }
+                    Err(_) => return Err(bad("not a non-negative integer".into())),
+                };
+                range.check(n).map_err(bad)?;
                 plan.push((def, None, Some(n)));
                 canon.push(format!("{}={n}", def.name));
             }
@@ -233,15 +230,7 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
     for (def, on, val) in &plan {
         match def.kind {
             Kind::Feature { set, .. } => set(&mut settings, on.unwrap_or(true)),
-            Kind::Tunable { set, .. } => {
-                let n = val.unwrap_or(0);
-                set(&mut settings, n).map_err(|reason| PolicyError::BadValue {
-                    policy: policy_label.clone(),
-                    key: def.name.to_string(),
-                    value: n.to_string(),
-                    reason,
-                })?;
-            }
+            Kind::Tunable { set, .. } => set(&mut settings, val.unwrap_or(0)),
             Kind::Balancer(_) => {}
         }
     }

@@ -6,6 +6,7 @@
 //! (`cargo run -p schedlab-policies --example wake-paths-md`, checked by a test).
 
 use crate::era::Era;
+use crate::version::{KernelVersion, v, v26};
 use schedlab_engine::WakeRules;
 use schedlab_engine::wake_rules::SoftirqThread;
 
@@ -16,8 +17,8 @@ pub enum SyncFrom {
     Always,
     /// Never.
     Never,
-    /// From this era on (plain before).
-    From(Era),
+    /// From this kernel release on (plain before).
+    Since(KernelVersion),
 }
 
 impl SyncFrom {
@@ -26,8 +27,13 @@ impl SyncFrom {
         match self {
             SyncFrom::Always => true,
             SyncFrom::Never => false,
-            SyncFrom::From(e) => era >= e,
+            SyncFrom::Since(k) => era.since(k),
         }
+    }
+
+    /// The first modelled era where the wakeup is sync (`None`: in none).
+    pub fn first_era(self) -> Option<Era> {
+        Era::ALL.iter().copied().find(|&e| self.at(e))
     }
 }
 
@@ -70,6 +76,9 @@ pub struct WakePath {
 }
 
 const TASK: &str = "the waker, on the waker's CPU";
+/// The socket wakeups became sync in some 2.6.2x release (not pinned; plain in 2.5 and early
+/// 2.6); 2.6.30 is the first release known to have it.
+const SYNC_FROM_2_6_2X: SyncFrom = SyncFrom::Since(v26(30));
 const SOFTIRQ: &str = "NET_RX softirq at the end of the send (`local_bh_enable()` in \
                        `__dev_queue_xmit()`): `current` is the sender, on the sender's CPU";
 
@@ -100,7 +109,7 @@ pub const WAKE_PATHS: &[WakePath] = &[
     WakePath {
         primitive: "AF_UNIX stream send → reader",
         wakes: "the reader, on every send that queues an skb",
-        sync: SyncFrom::From(Era::V2_6_30),
+        sync: SYNC_FROM_2_6_2X,
         context: TASK,
         kernel: "`unix_stream_sendmsg()` → `sk_data_ready` = `sock_def_readable()`: \
                  `wake_up_interruptible()` (2.5, early 2.6), `wake_up_interruptible_sync()` \
@@ -113,7 +122,7 @@ pub const WAKE_PATHS: &[WakePath] = &[
         primitive: "AF_UNIX receive → blocked senders",
         wakes: "all blocked senders (they wait non-exclusively in `sock_alloc_send_pskb()`), \
                 once at most a quarter of `sk_sndbuf` is in flight (`unix_writable()`)",
-        sync: SyncFrom::From(Era::V2_6_30),
+        sync: SYNC_FROM_2_6_2X,
         context: "the reader (the skb destructor runs in its `recvmsg()`), on its CPU",
         kernel: "`unix_write_space()`: plain in 2.5/early 2.6, `wake_up_interruptible_sync()` \
                  (2.6.2x), `_sync_poll()` (2.6.30+)",
@@ -123,7 +132,7 @@ pub const WAKE_PATHS: &[WakePath] = &[
     WakePath {
         primitive: "AF_UNIX datagram send → reader",
         wakes: "the reader, on every datagram",
-        sync: SyncFrom::From(Era::V2_6_30),
+        sync: SYNC_FROM_2_6_2X,
         context: TASK,
         kernel: "`unix_dgram_sendmsg()` → `sock_def_readable()` (as the stream row)",
         reconstructed: "as the stream row",
@@ -133,7 +142,7 @@ pub const WAKE_PATHS: &[WakePath] = &[
         primitive: "AF_UNIX datagram receive → blocked sender",
         wakes: "one sender blocked on the full receive queue (more than \
                 `net.unix.max_dgram_qlen` = 10 queued)",
-        sync: SyncFrom::From(Era::V2_6_30),
+        sync: SYNC_FROM_2_6_2X,
         context: "the reader, on its CPU",
         kernel: "`unix_dgram_recvmsg()` → `wake_up_interruptible_sync_poll(&u->peer_wait)` \
                  (exclusive waiters of `unix_wait_for_peer()`)",
@@ -143,7 +152,7 @@ pub const WAKE_PATHS: &[WakePath] = &[
     WakePath {
         primitive: "TCP loopback send → reader",
         wakes: "the reader, per segment delivered",
-        sync: SyncFrom::From(Era::V2_6_30),
+        sync: SYNC_FROM_2_6_2X,
         context: SOFTIRQ,
         kernel: "`tcp_sendmsg()` → `__dev_queue_xmit()` → `loopback_xmit()` → `netif_rx()` \
                  raises NET_RX on the sending CPU; `net_rx_action()` → `tcp_v4_rcv()` → \
@@ -169,7 +178,7 @@ pub const WAKE_PATHS: &[WakePath] = &[
         primitive: "UDP loopback send → reader",
         wakes: "the reader, per datagram (the sender never blocks: `loopback_xmit()` \
                 orphans the skb)",
-        sync: SyncFrom::From(Era::V2_6_30),
+        sync: SYNC_FROM_2_6_2X,
         context: SOFTIRQ,
         kernel: "`udp_sendmsg()` → `loopback_xmit()`; NET_RX → `udp_queue_rcv_skb()` → \
                  `sock_def_readable()`",
@@ -275,9 +284,11 @@ impl Era {
             };
             rule.sync = sync;
         }
-        r.ksoftirqd = if self < Era::V3_10 {
+        // c10d73671ad3 (3.10) defers to ksoftirqd on need_resched; 4cd13c21b207 (4.10) hands
+        // every later softirq to a runnable ksoftirqd until d15121be7485 reverted it in 6.5.
+        r.ksoftirqd = if self.before(v(3, 10)) {
             SoftirqThread::Inline
-        } else if (Era::V4_14..Era::V6_6).contains(&self) {
+        } else if self.within(v(4, 10), v(6, 5)) {
             SoftirqThread::HandOver
         } else {
             SoftirqThread::OnResched
@@ -302,10 +313,13 @@ pub fn wake_paths_markdown_table() -> String {
         let sync = match row.sync {
             SyncFrom::Always => "yes, every era".to_string(),
             SyncFrom::Never => "no".to_string(),
-            SyncFrom::From(e) if e.name() == first_cfs => {
-                format!("from {} (plain in linux-2.5.59)", e.name())
-            }
-            SyncFrom::From(e) => format!("from {}", e.name()),
+            SyncFrom::Since(_) => match row.sync.first_era() {
+                Some(e) if e.name() == first_cfs => {
+                    format!("from {} (plain in linux-2.5.59)", e.name())
+                }
+                Some(e) => format!("from {}", e.name()),
+                None => "no modelled era".to_string(),
+            },
         };
         let rec = if row.reconstructed.is_empty() {
             "—"

@@ -12,6 +12,7 @@
 
 use crate::era::Era;
 use crate::machine::Machine;
+use crate::rules;
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::Hints;
 
@@ -23,7 +24,7 @@ pub(crate) fn record_wakee<M: Machine>(era: Era, ctx: &WakeCtx, m: &M, hints: &m
     let now = m.now();
     let h = &mut hints.task[w];
     if now > h.wakee_flip_decay_ts.saturating_add(NSEC_PER_SEC) {
-        if era <= Era::V3_12 {
+        if !era.has(rules::WAKEE_FLIPS_HALVED) {
             h.wakee_flips = 0;
         } else {
             h.wakee_flips >>= 1;
