@@ -66,6 +66,7 @@ mod active;
 pub(crate) mod contention;
 mod cost;
 mod interp;
+mod interp_chan;
 mod interp_sync;
 mod invariants;
 mod lifecycle;
@@ -183,8 +184,14 @@ pub struct Simulation {
     cpu_timers: Vec<std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32, u32)>>>,
     /// ACK state of each TCP channel's receiving socket (`sim/tcp_ack.rs`).
     tcp_ack: Vec<tcp_ack::AckState>,
-    op_extra_cost: f64,
     token: Vec<bool>,
+    /// Ops started so far: a wakeup or fork whose wakee preempts another CPU at once runs
+    /// that CPU's next op inside the current one, which this count reveals (`wake_from`).
+    ops_started: u64,
+    /// Wake costs incurred outside an op (an exit's wakeup of its parent, the search of an
+    /// exec that moves the task): the next op drops them, the next `ksoftirqd` step pays
+    /// them, and an exit's wakee waits behind them.
+    unpaid: f64,
     balance_out: BalanceOut,
     opts: SimOptions,
     end: Option<EndReason>,
@@ -356,8 +363,9 @@ impl Simulation {
             idle_state_exits: vec![0; profile_states],
             cpu_timers: vec![Default::default(); n],
             tcp_ack: Vec::new(),
-            op_extra_cost: 0.0,
             token: Vec::new(),
+            ops_started: 0,
+            unpaid: 0.0,
             balance_out: BalanceOut::default(),
             opts,
             end: None,
@@ -525,7 +533,8 @@ impl Simulation {
                     self.nr_timers -= 1;
                     self.token[t] = true;
                     let cpu = self.tasks[t].cpu;
-                    self.try_to_wake_up(t, None, cpu, wake_flags::TTWU);
+                    // A timer wakeup has no waker task to charge.
+                    let _ = self.try_to_wake_up(t, None, cpu, wake_flags::TTWU, 0.0);
                 }
             }
             Event::DelayedAck { ch, g_n } => self.tcp_delack_timer(ch as usize, g_n),

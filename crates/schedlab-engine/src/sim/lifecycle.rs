@@ -11,14 +11,68 @@ use schedlab_topo::{CpuId, CpuSet};
 use schedlab_trace::{ThreadInfo, TraceEvent};
 
 impl Simulation {
+    /// Creates a task of spec `spec_id` (forked by `parent` on `parent_cpu`, or an initial
+    /// task or kernel thread) and places it; returns it with the placement search's cost,
+    /// which a forking parent pays.
     pub(super) fn create_task(
         &mut self,
         spec_id: SpecId,
         parent: Option<TaskId>,
         parent_cpu: CpuId,
-    ) -> TaskId {
-        let spec: &TaskSpec = &self.workload.specs[spec_id];
+    ) -> (TaskId, f64) {
         let id = TaskId::new(self.tasks.len());
+        let task = self.new_task(spec_id, id, parent, parent_cpu);
+        let (mm, prev, nice) = (task.mm, task.cpu, task.nice);
+        self.tasks.push(task);
+        self.token.push(false);
+        self.hints.task.push(TaskHints::default());
+        self.live += 1;
+        if let Some(p) = parent {
+            self.tasks[p].live_children += 1;
+        }
+        self.trace_new_task(spec_id, id, parent, prev, mm);
+        self.policy.task_created(id, parent, &mut self.hints);
+        // The new task's CPU starts as the parent's, then wake_up_new_task places it.
+        let flags = wake_flags::FORK;
+        self.counters.forks += 1;
+        let (cpu, search) = self.select_cpu(id, parent, prev, flags);
+        // Its initial utilisation depends on where it landed (sim/util_init.rs).
+        self.tasks[id].util.sum = self.initial_util_sum(id, cpu);
+        // Attach the new task's initial load to its CPU.
+        self.sync_cpu_pelt(cpu);
+        let t = &mut self.tasks[id];
+        t.cpu = cpu;
+        let (ls, us, w) = (t.load.sum, t.util.sum, t.weight as f64);
+        let c = &mut self.cpus[cpu];
+        c.load.sum += ls * w;
+        c.util.sum += us;
+        if let Some(tr) = &mut self.trace {
+            tr.events.push(TraceEvent::WakeupNew {
+                ts_ns: self.now,
+                cpu: prev.index() as u32,
+                pid: id.pid(),
+                prio: 120 + nice,
+                target_cpu: cpu.index() as u32,
+            });
+        }
+        self.tasks[id].state = TaskState::Waking(cpu);
+        self.nr_active += 1;
+        self.cpus[cpu].pending += 1;
+        self.tasks[id].wake_time = Some(self.now);
+        self.enqueue_arrival(id, cpu, flags, true);
+        (id, search)
+    }
+
+    /// The new task `id` of spec `spec_id`, on its parent's CPU (or `parent_cpu`), with the
+    /// parent's vruntime and a full initial load; registers its thread group.
+    fn new_task(
+        &mut self,
+        spec_id: SpecId,
+        id: TaskId,
+        parent: Option<TaskId>,
+        parent_cpu: CpuId,
+    ) -> Task {
+        let spec: &TaskSpec = &self.workload.specs[spec_id];
         let n = self.topo.nr_cpus();
         let allowed = spec.affinity.clone().unwrap_or_else(|| CpuSet::full(n));
         let pid = id.pid();
@@ -41,7 +95,7 @@ impl Simulation {
         if let Some(p) = parent {
             vruntime = self.tasks[p].vruntime;
         }
-        let task = Task {
+        let mut task = Task {
             spec: spec_id,
             program: spec.program.clone(),
             pc: 0,
@@ -105,17 +159,23 @@ impl Simulation {
             overlap_since: crate::time::NEVER,
         };
         // New tasks start with a full load contribution (PELT init: load_avg = weight).
-        let mut task = task;
         let full = crate::pelt::divider(self.now);
         task.load.sum = full;
         task.util.sum = full / 2.0;
-        self.tasks.push(task);
-        self.token.push(false);
-        self.hints.task.push(TaskHints::default());
-        self.live += 1;
-        if let Some(p) = parent {
-            self.tasks[p].live_children += 1;
-        }
+        task
+    }
+
+    /// Records the new thread (and its fork) in the trace.
+    fn trace_new_task(
+        &mut self,
+        spec_id: SpecId,
+        id: TaskId,
+        parent: Option<TaskId>,
+        prev: CpuId,
+        mm: u32,
+    ) {
+        let spec: &TaskSpec = &self.workload.specs[spec_id];
+        let pid = id.pid();
         if let Some(tr) = &mut self.trace {
             let tgid = self
                 .tgids
@@ -136,36 +196,6 @@ impl Simulation {
                 });
             }
         }
-        self.policy.task_created(id, parent, &mut self.hints);
-        // The new task's CPU starts as the parent's, then wake_up_new_task places it.
-        let flags = wake_flags::FORK;
-        self.counters.forks += 1;
-        let cpu = self.select_cpu(id, parent, prev, flags);
-        // Its initial utilisation depends on where it landed (sim/util_init.rs).
-        self.tasks[id].util.sum = self.initial_util_sum(id, cpu);
-        // Attach the new task's initial load to its CPU.
-        self.sync_cpu_pelt(cpu);
-        let t = &mut self.tasks[id];
-        t.cpu = cpu;
-        let (ls, us, w) = (t.load.sum, t.util.sum, t.weight as f64);
-        let c = &mut self.cpus[cpu];
-        c.load.sum += ls * w;
-        c.util.sum += us;
-        if let Some(tr) = &mut self.trace {
-            tr.events.push(TraceEvent::WakeupNew {
-                ts_ns: self.now,
-                cpu: prev.index() as u32,
-                pid,
-                prio: 120 + nice,
-                target_cpu: cpu.index() as u32,
-            });
-        }
-        self.tasks[id].state = TaskState::Waking(cpu);
-        self.nr_active += 1;
-        self.cpus[cpu].pending += 1;
-        self.tasks[id].wake_time = Some(self.now);
-        self.enqueue_arrival(id, cpu, flags, true);
-        id
     }
 
     pub(super) fn exit_current(&mut self, cpu: CpuId, t: TaskId) {
@@ -195,7 +225,13 @@ impl Simulation {
                     } else {
                         wake_flags::TTWU
                     };
-                    self.try_to_wake_up(p, Some(t), cpu, flags);
+                    // The exiting task's work is over: the wakeup's cost stays unpaid,
+                    // after what was unpaid already (the wakee's lead).
+                    let ops = self.ops_started;
+                    let cost = self.try_to_wake_up(p, Some(t), cpu, flags, self.unpaid);
+                    if self.ops_started == ops {
+                        cost.charge(&mut self.unpaid);
+                    }
                 }
             }
         }

@@ -74,7 +74,15 @@ impl Simulation {
     /// The end of an inline loopback softirq on `cpu` that ran over `[start, end)`: a tick
     /// inside it left a softirq pending, and with `need_resched()` set (3.9 on) the rest goes
     /// to `ksoftirqd`, woken by the interrupted task `t`.
-    pub(super) fn softirq_exit(&mut self, t: TaskId, cpu: CpuId, start: u64, end: u64) {
+    /// The wakeup is charged to `extra`, the work of `t`'s op.
+    pub(super) fn softirq_exit(
+        &mut self,
+        t: TaskId,
+        cpu: CpuId,
+        start: u64,
+        end: u64,
+        extra: &mut f64,
+    ) {
         if self.cfg.wake.ksoftirqd == SoftirqThread::Inline || !self.cpus[cpu].need_resched {
             return;
         }
@@ -83,11 +91,12 @@ impl Simulation {
             return;
         }
         self.softirq.pending[cpu] = true;
-        self.wakeup_softirqd(t, cpu);
+        self.wakeup_softirqd(t, cpu, extra);
     }
 
-    /// `wakeup_softirqd()`: wakes (or first creates) `cpu`'s `ksoftirqd` on behalf of `t`.
-    pub(super) fn wakeup_softirqd(&mut self, t: TaskId, cpu: CpuId) {
+    /// `wakeup_softirqd()`: wakes (or first creates) `cpu`'s `ksoftirqd` on behalf of `t`,
+    /// charging the wakeup to `extra`.
+    pub(super) fn wakeup_softirqd(&mut self, t: TaskId, cpu: CpuId, extra: &mut f64) {
         let Some(k) = self.softirq.thread[cpu] else {
             self.counters.ksoftirqd_wakeups += 1;
             self.spawn_ksoftirqd(cpu);
@@ -97,7 +106,7 @@ impl Simulation {
             self.counters.ksoftirqd_wakeups += 1;
             self.token[k] = true;
             let was = std::mem::replace(&mut self.in_softirq, true);
-            self.try_to_wake_up(k, Some(t), cpu, wake_flags::TTWU);
+            self.wake_from(k, t, cpu, wake_flags::TTWU, extra);
             self.in_softirq = was;
         }
     }
@@ -110,7 +119,7 @@ impl Simulation {
         let id = self.workload.specs.len();
         self.workload.specs.push(spec);
         let before = self.counters.forks;
-        let k = self.create_task(id, None, cpu);
+        let (k, _) = self.create_task(id, None, cpu);
         // A kernel thread: not a fork of the workload, and it does not keep the run alive.
         self.counters.forks = before;
         self.live -= 1;
@@ -132,6 +141,8 @@ impl Simulation {
         }
         let delivery = self.profile.transfer.tcp_delivery_ns;
         let mut cost = 0.0;
+        // The wakeups' share, as an op's `extra` (`interp.rs`), after the work left unpaid.
+        let mut extra = self.unpaid;
         for &ch in &backlog {
             let ch = ch as usize;
             cost += delivery as f64;
@@ -147,7 +158,7 @@ impl Simulation {
             if let Some(r) = self.channels[ch].readers.pop_front() {
                 let rule = self.cfg.wake.reader(kind);
                 self.counters.wakeups_by_ksoftirqd += 1;
-                self.wake_by_rule(r, k, cpu, rule);
+                self.wake_by_rule(r, k, cpu, rule, &mut extra);
             }
         }
         let mut backlog = backlog;
@@ -155,8 +166,10 @@ impl Simulation {
         if self.softirq.backlog[cpu].is_empty() {
             self.softirq.backlog[cpu] = backlog;
         }
-        self.tasks[k].seg_left += cost + self.op_extra_cost;
-        self.op_extra_cost = 0.0;
+        // A step that ran its work: it counts as an op (`wake_from`) and pays the unpaid.
+        self.ops_started += 1;
+        self.unpaid = 0.0;
+        self.tasks[k].seg_left += cost + extra;
         if self.tasks[k].seg_left > 0.0 {
             StepOutcome::Run
         } else {

@@ -13,14 +13,15 @@ use schedlab_topo::CpuId;
 use schedlab_trace::TraceEvent;
 
 impl Simulation {
-    /// Asks the policy for a CPU and validates the answer.
+    /// Asks the policy for a CPU and validates the answer; also returns the cost of the
+    /// search, ns, which the waker (when there is one) pays.
     pub(super) fn select_cpu(
         &mut self,
         p: TaskId,
         waker: Option<TaskId>,
         waker_cpu: CpuId,
         flags: WakeFlags,
-    ) -> CpuId {
+    ) -> (CpuId, f64) {
         let prev = self.tasks[p].cpu;
         let mut rec = PlacementRecord::default();
         let ctx = WakeCtx {
@@ -51,9 +52,6 @@ impl Simulation {
         self.counters.searches += 1;
         self.counters.cpus_examined += (rec.examined + rec.examined_remote) as u64;
         self.counters.search_cost_ns += search;
-        if waker.is_some() {
-            self.op_extra_cost += search as f64;
-        }
         self.place_steps[rec.step as usize] += 1;
         self.place_affine[rec.affine as usize] += 1;
         if rec.pulled() {
@@ -71,7 +69,7 @@ impl Simulation {
                 examined: rec.examined + rec.examined_remote,
             });
         }
-        cpu
+        (cpu, search as f64)
     }
 
     /// `select_fallback_rq`: prev if allowed, else an allowed CPU on prev's node, else any.
@@ -99,6 +97,9 @@ impl Simulation {
     /// the IPI to an idle CPU or the wakelist delay (`ttwu_queue_wakelist()`, TTWU_QUEUE, 3.0+,
     /// for CPUs that share no LLC) — see [`Simulation::enqueue_arrival`].
     ///
+    /// `work` is what the waker's current op has done before this wakeup; the returned
+    /// [`WakeCost`] is what the wakeup adds to it (nothing without a waker task).
+    ///
     /// Reconstructed \[M\]: the search, wake, IPI and wakelist costs are the machine
     /// profile's numbers, charged to the waker (a remote wakee cannot arrive before the
     /// waker's work that precedes the IPI); the locks (`p->pi_lock`, the runqueue locks) and
@@ -110,10 +111,11 @@ impl Simulation {
         waker: Option<TaskId>,
         waker_cpu: CpuId,
         flags: WakeFlags,
-    ) {
+        work: f64,
+    ) -> WakeCost {
         let TaskState::Sleeping(_) = self.tasks[p].state else {
             debug_assert!(false, "waking task {p} in state {:?}", self.tasks[p].state);
-            return;
+            return WakeCost::NONE;
         };
         self.note_wake_graph(p, waker, waker_cpu);
         let sync = flags.contains(WakeFlags::SYNC) && waker.is_some();
@@ -123,39 +125,16 @@ impl Simulation {
             self.tasks[w].last_wakeup_ts = self.now;
         }
         if self.tasks[p].delayed {
-            // Still queued (DELAY_DEQUEUE): just runnable again, no placement.
-            let cpu = self.tasks[p].cpu;
-            self.sync_task_pelt(p);
-            self.tasks[p].delayed = false;
-            self.cpus[cpu].nr_delayed -= 1;
-            self.tasks[p].state = TaskState::Queued(cpu);
-            self.tasks[p].runnable_since = self.now;
-            self.tasks[p].wake_time = Some(self.now);
-            self.nr_active += 1;
-            self.set_waiting(1);
-            self.counters.wakeups += 1;
-            // ttwu_runnable(): still on its queue, so only the preemption check.
-            self.wakeup_preempt(cpu, p, sync, false);
-            return;
+            self.ttwu_runnable(p, sync);
+            return WakeCost::NONE;
         }
-        self.counters.wakeups += 1;
-        if sync {
-            self.counters.wakeups_sync += 1;
-        }
-        if waker.is_none() {
-            self.counters.wakeups_irq += 1;
-        } else if !sync {
-            self.counters.wakeups_nonsync += 1;
-        }
-        if self.in_softirq {
-            self.counters.wakeups_softirq += 1;
-        }
+        self.ttwu_stat(waker, sync);
         if self.cfg.class == ClassKind::O1 {
             let slept = (self.now - self.tasks[p].last_ran_end) as f64 / 1e9;
             let t = &mut self.tasks[p];
             t.o1_sleep_avg = (t.o1_sleep_avg + slept).min(1.0);
         }
-        let cpu = self.select_cpu(p, waker, waker_cpu, flags);
+        let (cpu, search) = self.select_cpu(p, waker, waker_cpu, flags);
         let view_idle = {
             let v = self.view();
             v.idle(cpu)
@@ -169,8 +148,10 @@ impl Simulation {
         } else {
             self.counters.wakeups_remote += 1;
         }
+        let mut cost = WakeCost::NONE;
         if waker.is_some() {
-            self.op_extra_cost += if remote {
+            cost.search = search;
+            cost.wake = if remote {
                 self.profile.wakeup.remote_wake_ns
             } else {
                 self.profile.wakeup.local_wake_ns
@@ -192,12 +173,75 @@ impl Simulation {
         self.tasks[p].wake_time = Some(self.now);
         self.nr_active += 1;
         self.cpus[cpu].pending += 1;
-        // How the wakee reaches its CPU: a local enqueue; an idle CPU polling in idle
-        // (TIF_POLLING_NRFLAG), which sees need_resched set and needs no IPI (resched_task()'s
-        // tsk_is_polling() test in 2.6.x, set_nr_and_not_polling() and ttwu_queue_remote()'s
-        // set_nr_if_polling() from 3.16); an IPI to an idle CPU; the wakelist IPI across LLCs;
-        // or a remote enqueue under the target's lock.
-        let via = if !remote {
+        let via = self.wake_path(remote, waker_cpu, cpu);
+        // The waker sends an IPI at the end of its wake work: the send itself (`ipi_send_ns`
+        // of `remote_wake_ns`) runs while the IPI is delivered; a polling CPU needs no send.
+        let send = self.profile.wakeup.ipi_send_ns as f64;
+        let overlapped = match via {
+            Via::IdleIpi | Via::Wakelist if waker.is_some() => send,
+            Via::Polling if waker.is_some() => {
+                cost.ipi_send_saved = Some(send);
+                0.0
+            }
+            _ => 0.0,
+        };
+        // A remote wakee cannot arrive before the waker has finished the work that precedes
+        // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
+        // (and, for a batch of wakeups in one op, the wakeups before it).
+        let lead = match waker {
+            Some(w) => {
+                let mut before = work;
+                cost.charge(&mut before);
+                crate::time::round_u64((self.tasks[w].seg_left + before - overlapped).max(0.0))
+            }
+            None => 0,
+        };
+        if remote && let Some(w) = waker {
+            self.open_overlap(w, self.now.saturating_add(lead));
+        }
+        self.ttwu_queue(p, cpu, flags, via, waker.is_some(), lead);
+        cost
+    }
+
+    /// `ttwu_runnable()`: `p` is still queued (DELAY_DEQUEUE), so it is only made runnable
+    /// again: no placement, only the preemption check.
+    fn ttwu_runnable(&mut self, p: TaskId, sync: bool) {
+        let cpu = self.tasks[p].cpu;
+        self.sync_task_pelt(p);
+        self.tasks[p].delayed = false;
+        self.cpus[cpu].nr_delayed -= 1;
+        self.tasks[p].state = TaskState::Queued(cpu);
+        self.tasks[p].runnable_since = self.now;
+        self.tasks[p].wake_time = Some(self.now);
+        self.nr_active += 1;
+        self.set_waiting(1);
+        self.counters.wakeups += 1;
+        self.wakeup_preempt(cpu, p, sync, false);
+    }
+
+    /// `ttwu_stat()`: counts a wakeup that places its task, by kind.
+    fn ttwu_stat(&mut self, waker: Option<TaskId>, sync: bool) {
+        self.counters.wakeups += 1;
+        if sync {
+            self.counters.wakeups_sync += 1;
+        }
+        if waker.is_none() {
+            self.counters.wakeups_irq += 1;
+        } else if !sync {
+            self.counters.wakeups_nonsync += 1;
+        }
+        if self.in_softirq {
+            self.counters.wakeups_softirq += 1;
+        }
+    }
+
+    /// How the wakee reaches `cpu`: a local enqueue; an idle CPU polling in idle
+    /// (TIF_POLLING_NRFLAG), which sees need_resched set and needs no IPI (resched_task()'s
+    /// tsk_is_polling() test in 2.6.x, set_nr_and_not_polling() and ttwu_queue_remote()'s
+    /// set_nr_if_polling() from 3.16); an IPI to an idle CPU; the wakelist IPI across LLCs;
+    /// or a remote enqueue under the target's lock.
+    fn wake_path(&self, remote: bool, waker_cpu: CpuId, cpu: CpuId) -> Via {
+        if !remote {
             Via::Local
         } else if let CpuMode::Idle { since, state, hold } = self.cpus[cpu].mode
             && self.cpus[cpu].curr.is_none()
@@ -209,30 +253,20 @@ impl Simulation {
             Via::Wakelist
         } else {
             Via::Enqueue
-        };
-        // The waker sends an IPI at the end of its wake work: the send itself (`ipi_send_ns`
-        // of `remote_wake_ns`) runs while the IPI is delivered; a polling CPU needs no send.
-        let send = self.profile.wakeup.ipi_send_ns as f64;
-        let overlapped = match via {
-            Via::IdleIpi | Via::Wakelist if waker.is_some() => send,
-            Via::Polling if waker.is_some() => {
-                self.op_extra_cost = (self.op_extra_cost - send).max(0.0);
-                0.0
-            }
-            _ => 0.0,
-        };
-        // A remote wakee cannot arrive before the waker has finished the work that precedes
-        // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
-        // (and, for a batch of wakeups in one op, the wakeups before it).
-        let lead = match waker {
-            Some(w) => crate::time::round_u64(
-                (self.tasks[w].seg_left + self.op_extra_cost - overlapped).max(0.0),
-            ),
-            None => 0,
-        };
-        if remote && let Some(w) = waker {
-            self.open_overlap(w, self.now.saturating_add(lead));
         }
+    }
+
+    /// `ttwu_queue()`: enqueues `p` on `cpu` now (a local wakeup) or schedules its arrival
+    /// `lead` ns (the waker's work before the IPI) plus the path's delay from now.
+    fn ttwu_queue(
+        &mut self,
+        p: TaskId,
+        cpu: CpuId,
+        flags: WakeFlags,
+        via: Via,
+        has_waker: bool,
+        lead: u64,
+    ) {
         let delay = match via {
             Via::Local => 0,
             Via::Polling => {
@@ -241,10 +275,10 @@ impl Simulation {
             }
             Via::IdleIpi => {
                 self.counters.ipis += 1;
-                if waker.is_none() {
-                    0
-                } else {
+                if has_waker {
                     lead + self.profile.wakeup.ipi_ns
+                } else {
+                    0
                 }
             }
             Via::Wakelist => {
@@ -340,4 +374,38 @@ enum Via {
     IdleIpi,
     Wakelist,
     Enqueue,
+}
+
+/// What one wakeup costs its waker, in the order the waker pays it: the search for a CPU,
+/// the wake itself (local or remote), and, for a CPU polling in idle, the IPI send it
+/// needs not make (`ipi_send_ns` is part of `remote_wake_ns`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[must_use]
+pub(crate) struct WakeCost {
+    /// The placement search, ns.
+    pub search: f64,
+    /// The wake, ns.
+    pub wake: f64,
+    /// The IPI send saved on a polling CPU, ns.
+    pub ipi_send_saved: Option<f64>,
+}
+
+impl WakeCost {
+    /// No cost: no waker task, or a wakee still on its queue.
+    pub(crate) const NONE: WakeCost = WakeCost {
+        search: 0.0,
+        wake: 0.0,
+        ipi_send_saved: None,
+    };
+
+    /// Adds this wakeup to `work`, the waker's work so far, in the order the waker pays it
+    /// (so a batch of wakeups sums exactly as they happen).
+    #[inline]
+    pub(crate) fn charge(self, work: &mut f64) {
+        *work += self.search;
+        *work += self.wake;
+        if let Some(send) = self.ipi_send_saved {
+            *work = (*work - send).max(0.0);
+        }
+    }
 }
