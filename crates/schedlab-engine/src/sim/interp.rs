@@ -5,8 +5,9 @@
 //! futexes, lists, locks, barriers and rwlocks in `interp_sync.rs`. An op's cost is an
 //! [`OpCost`], charged once at the op's end.
 //!
-//! Reads `core` (profile, topology, the running task and its CPU); writes the tasks, the
-//! workload objects (`objects`), the sleep timers (`idle`) and the run's noise stream.
+//! State: reads and writes `core` (tasks, CPUs), `objects` (lists, slots, counters,
+//! histograms, wake tokens), `idle` (the sleep timers), `run` (the executing CPU, the
+//! liveness counts, the random streams) and `net` (softirq context); pushes events.
 
 use super::Simulation;
 use super::contention::Object;
@@ -75,13 +76,15 @@ impl Syscall {
 
 impl Simulation {
     pub(super) fn continue_task(&mut self, cpu: CpuId) {
-        let Some(t) = self.cpus[cpu].curr else { return };
-        self.executing = Some(cpu);
+        let Some(t) = self.core.cpus[cpu].curr else {
+            return;
+        };
+        self.run.executing = Some(cpu);
         let outcome = self.step_task(t, cpu);
-        self.executing = None;
+        self.run.executing = None;
         match outcome {
             StepOutcome::Run => {
-                if self.cpus[cpu].need_resched {
+                if self.core.cpus[cpu].need_resched {
                     self.schedule(cpu, None);
                 } else {
                     self.start_segment(cpu);
@@ -97,12 +100,12 @@ impl Simulation {
                 self.sync_cpu_pelt(cpu);
                 self.save_lag(cpu, t);
                 self.leave_runnable(cpu, t);
-                self.tasks[t].state = TaskState::Waking(target);
+                self.core.tasks[t].state = TaskState::Waking(target);
                 self.schedule(cpu, Some(PrevState::Runnable));
                 // The exec replaced the image: no old working set to refetch on `target`.
-                self.tasks[t].last_ran_cpu = None;
+                self.core.tasks[t].last_ran_cpu = None;
                 self.migrate_task(t, target, false);
-                self.cpus[target].pending += 1;
+                self.core.cpus[target].pending += 1;
                 self.enqueue_arrival(t, target, wake_flags::EXEC, false);
             }
             StepOutcome::Block(w) => {
@@ -121,27 +124,27 @@ impl Simulation {
         self.close_overlap(t);
         self.sync_task_pelt(t);
         self.sync_cpu_pelt(cpu);
-        self.nr_active -= 1;
+        self.run.nr_active -= 1;
         if w == WaitOn::Timer {
-            self.nr_timers += 1;
+            self.run.nr_timers += 1;
         }
         // 2.6.2x avg_overlap: EWMA (1/8) of run time since the task last woke someone.
         {
-            let task = &mut self.tasks[t];
+            let task = &mut self.core.tasks[t];
             let ov = task.ran_since_wake;
             task.avg_overlap =
                 (task.avg_overlap as i64 + (ov as i64 - task.avg_overlap as i64) / 8) as u64;
         }
         if self.should_delay_dequeue(cpu, t) {
-            self.tasks[t].state = TaskState::Sleeping(w);
-            self.tasks[t].delayed = true;
-            self.cpus[cpu].nr_delayed += 1;
+            self.core.tasks[t].state = TaskState::Sleeping(w);
+            self.core.tasks[t].delayed = true;
+            self.core.cpus[cpu].nr_delayed += 1;
             self.rq_insert(cpu, t);
             return;
         }
         self.save_lag(cpu, t);
         self.leave_runnable(cpu, t);
-        self.tasks[t].state = TaskState::Sleeping(w);
+        self.core.tasks[t].state = TaskState::Sleeping(w);
     }
 
     pub(super) fn resolve_lock(&self, lock: LockRef, cpu: CpuId) -> usize {
@@ -156,42 +159,42 @@ impl Simulation {
     /// and charged here, once, at the end of the op.
     pub(super) fn step_task(&mut self, t: TaskId, cpu: CpuId) -> StepOutcome {
         // SAFETY: the program is an `Arc<[Op]>` held by the task for its whole life and never
-        // replaced; the slice's heap allocation does not move when `self.tasks` grows, so the
+        // replaced; the slice's heap allocation does not move when `self.core.tasks` grows, so the
         // pointer stays valid while ops run (avoids an atomic refcount per step).
-        let prog: &[Op] = unsafe { &*std::sync::Arc::as_ptr(&self.tasks[t].program) };
+        let prog: &[Op] = unsafe { &*std::sync::Arc::as_ptr(&self.core.tasks[t].program) };
         if self.is_kthread(t) {
             return self.step_ksoftirqd(t, cpu);
         }
-        let sys = Syscall::of(self.profile.cpu.syscall_ns);
+        let sys = Syscall::of(self.core.profile.cpu.syscall_ns);
         loop {
-            if self.cpus[cpu].need_resched {
+            if self.core.cpus[cpu].need_resched {
                 return StepOutcome::Preempt;
             }
-            let pc = self.tasks[t].pc;
+            let pc = self.core.tasks[t].pc;
             let Some(op) = prog.get(pc) else {
                 return StepOutcome::Exit;
             };
-            self.ops_started += 1;
+            self.run.ops_started += 1;
             let mut c = OpCost::default();
             if let Some(out) = self.step_op(t, cpu, prog, op, sys, &mut c) {
                 // An op that ends the step leaves its work so far unpaid (only a migrating
                 // exec has any: its search).
-                self.unpaid = c.extra;
+                self.run.unpaid = c.extra;
                 return out;
             }
-            self.unpaid = 0.0;
+            self.run.unpaid = 0.0;
             let mut cost = c.cost;
             let mut user = c.user;
             cost += c.extra;
             if cost > 0.0 {
-                let j = self.profile.cpu.jitter;
+                let j = self.core.profile.cpu.jitter;
                 if j > 0.0 {
-                    let f = 1.0 + j * (2.0 * crate::rng::unit_f64(&mut self.noise) - 1.0);
+                    let f = 1.0 + j * (2.0 * crate::rng::unit_f64(&mut self.run.noise) - 1.0);
                     cost *= f;
                     user *= f;
                 }
-                self.tasks[t].user_ns += user;
-                self.tasks[t].seg_left += cost;
+                self.core.tasks[t].user_ns += user;
+                self.core.tasks[t].seg_left += cost;
                 return StepOutcome::Run;
             }
         }
@@ -216,8 +219,8 @@ impl Simulation {
             Op::FutexWait(f) => return self.step_futex_wait(t, cpu, *f, sys, c),
             Op::FutexWake { f, n } => self.step_futex_wake(t, cpu, prog, *f, *n, sys, c),
             Op::ListAdd(l) => {
-                self.tasks[t].pc += 1;
-                self.lists[*l].push(t);
+                self.core.tasks[t].pc += 1;
+                self.objects.lists[*l].push(t);
             }
             Op::WakeList(l) => self.step_wake_list(t, cpu, *l, sys, c),
             Op::WaitSelf => return self.step_wait_self(t, sys, c),
@@ -241,15 +244,18 @@ impl Simulation {
     /// proportion to its memory intensity.
     fn step_compute(&mut self, t: TaskId, cpu: CpuId, d: &Dist, c: &mut OpCost) {
         let mut work = self.sample(d) as f64;
-        let task = &self.tasks[t];
+        let task = &self.core.tasks[t];
         if task.mem_intensity > 0.0
             && let Some(home) = task.home_node
         {
-            let dist = self.topo.node_distance(home, self.topo.cpu(cpu).node) as f64;
+            let dist = self
+                .core
+                .topo
+                .node_distance(home, self.core.topo.cpu(cpu).node) as f64;
             let steps = (dist / 10.0 - 1.0).max(0.0);
-            work *= 1.0 + self.profile.cpu.remote_memory_slowdown * task.mem_intensity * steps;
+            work *= 1.0 + self.core.profile.cpu.remote_memory_slowdown * task.mem_intensity * steps;
         }
-        self.tasks[t].pc += 1;
+        self.core.tasks[t].pc += 1;
         // User/system split: compute ops are user time.
         c.user = work;
         c.cost += work;
@@ -257,19 +263,19 @@ impl Simulation {
 
     /// The timed sleeps: a relative `Sleep`, or the next period of a periodic `Timer`.
     fn step_timer(&mut self, t: TaskId, op: &Op) -> Option<StepOutcome> {
-        if std::mem::take(&mut self.token[t]) {
-            self.tasks[t].pc += 1;
+        if std::mem::take(&mut self.objects.token[t]) {
+            self.core.tasks[t].pc += 1;
             return None;
         }
         let at = match op {
             Op::Sleep(d) => {
                 let dur = self.sample(d);
-                self.now.saturating_add(dur)
+                self.core.now.saturating_add(dur)
             }
             Op::Timer { period_ns } => {
                 let p = (*period_ns).max(1);
-                let start = self.tasks[t].started_at;
-                let k = (self.now - start) / p + 1;
+                let start = self.core.tasks[t].started_at;
+                let k = (self.core.now - start) / p + 1;
                 start + k * p
             }
             _ => return None,
@@ -290,36 +296,40 @@ impl Simulation {
     ) -> Option<StepOutcome> {
         match op {
             Op::Fork(spec) => {
-                self.tasks[t].pc += 1;
-                c.cost += self.profile.cpu.fork_ns as f64;
-                let ops = self.ops_started;
+                self.core.tasks[t].pc += 1;
+                c.cost += self.core.profile.cpu.fork_ns as f64;
+                let ops = self.run.ops_started;
                 let (_, search) = self.create_task(*spec, Some(t), cpu);
                 // As for a wakeup (`wake_from`): a child that preempted another CPU's task
                 // at once ran that task's next op inside this one, and the search is dropped.
-                if self.ops_started == ops {
+                if self.run.ops_started == ops {
                     c.extra += search;
                 } else {
-                    c.extra = self.unpaid;
+                    c.extra = self.run.unpaid;
                 }
             }
             Op::WaitChildren => {
-                if self.tasks[t].live_children > 0 {
-                    self.tasks[t].waiting_children = true;
+                if self.core.tasks[t].live_children > 0 {
+                    self.core.tasks[t].waiting_children = true;
                     return Some(StepOutcome::Block(WaitOn::Children));
                 }
-                self.token[t] = false;
-                self.tasks[t].pc += 1;
+                self.objects.token[t] = false;
+                self.core.tasks[t].pc += 1;
                 c.cost += sys.full;
             }
             Op::Exec => {
-                self.tasks[t].pc += 1;
+                self.core.tasks[t].pc += 1;
                 // The exec work runs on whichever CPU the task ends up on.
-                self.tasks[t].seg_left += self.profile.cpu.exec_ns as f64;
+                self.core.tasks[t].seg_left += self.core.profile.cpu.exec_ns as f64;
                 let (target, search) = self.select_cpu(t, Some(t), cpu, wake_flags::EXEC);
                 // First touch after exec: the new image's memory is allocated where the
                 // task runs after the exec (here, or on `target` at its next switch-in).
-                if self.workload.specs[self.tasks[t].spec].home_node.is_none() {
-                    self.tasks[t].home_node = (target == cpu).then(|| self.topo.cpu(cpu).node);
+                if self.workload.specs[self.core.tasks[t].spec]
+                    .home_node
+                    .is_none()
+                {
+                    self.core.tasks[t].home_node =
+                        (target == cpu).then(|| self.core.topo.cpu(cpu).node);
                 }
                 c.extra += search;
                 if target != cpu {
@@ -328,7 +338,7 @@ impl Simulation {
                 }
             }
             Op::Yield => {
-                self.tasks[t].pc += 1;
+                self.core.tasks[t].pc += 1;
                 return Some(StepOutcome::Yield);
             }
             _ => return Some(StepOutcome::Exit),
@@ -339,7 +349,7 @@ impl Simulation {
     /// Loop structure: `Loop(n)` opens a loop of `n` rounds (`u64::MAX`: forever), `EndLoop`
     /// closes the innermost one.
     fn step_loop(&mut self, t: TaskId, prog: &[Op], op: &Op) {
-        let task = &mut self.tasks[t];
+        let task = &mut self.core.tasks[t];
         let pc = task.pc;
         if let Op::Loop(n) = op {
             if *n == 0 {
@@ -368,25 +378,26 @@ impl Simulation {
 
     /// The measurement ops: time stamps, latency histograms and workload counters.
     fn step_record(&mut self, t: TaskId, op: &Op) {
-        self.tasks[t].pc += 1;
+        self.core.tasks[t].pc += 1;
         match op {
             Op::Stamp(slot) => match slot {
-                Slot::Task(i) => self.tasks[t].slots[*i as usize % 8] = self.now,
-                Slot::Global(g) => self.global_slots[*g] = self.now,
+                Slot::Task(i) => self.core.tasks[t].slots[*i as usize % 8] = self.core.now,
+                Slot::Global(g) => self.objects.global_slots[*g] = self.core.now,
             },
             Op::RecordSince { hist, slot } => {
                 let start = match slot {
-                    Slot::Task(i) => self.tasks[t].slots[*i as usize % 8],
-                    Slot::Global(g) => self.global_slots[*g],
+                    Slot::Task(i) => self.core.tasks[t].slots[*i as usize % 8],
+                    Slot::Global(g) => self.objects.global_slots[*g],
                 };
-                let _ = self.hists[*hist].record(self.now.saturating_sub(start).max(1));
+                let _ =
+                    self.objects.hists[*hist].record(self.core.now.saturating_sub(start).max(1));
             }
             Op::Count { counter, amount } => {
                 let a = self.sample(amount) as f64;
-                self.user_counters[*counter] += a;
+                self.objects.user_counters[*counter] += a;
             }
             Op::CountLastRecv(counter) => {
-                self.user_counters[*counter] += self.tasks[t].last_recv_bytes as f64;
+                self.objects.user_counters[*counter] += self.core.tasks[t].last_recv_bytes as f64;
             }
             _ => {}
         }
@@ -410,9 +421,9 @@ impl Simulation {
             wake_flags::TTWU
         };
         let softirq = rule.context == WakeContext::Softirq;
-        self.in_softirq = softirq;
+        self.net.in_softirq = softirq;
         self.wake_from(p, t, cpu, flags, extra);
-        self.in_softirq = false;
+        self.net.in_softirq = false;
     }
 
     /// Wakes `p` on behalf of the running task `t` from `cpu`, whose current op has done
@@ -427,15 +438,15 @@ impl Simulation {
         flags: WakeFlags,
         extra: &mut f64,
     ) {
-        let ops = self.ops_started;
+        let ops = self.run.ops_started;
         let cost = self.try_to_wake_up(p, Some(t), cpu, flags, *extra);
-        if self.ops_started == ops {
+        if self.run.ops_started == ops {
             cost.charge(extra);
         } else {
             // The wakee preempted another CPU's task at once, whose next op ran inside
             // this one (a nested step): the waker's work so far is what that step left
             // unpaid (the model has always dropped it there).
-            *extra = self.unpaid;
+            *extra = self.run.unpaid;
         }
     }
 
@@ -443,7 +454,7 @@ impl Simulation {
     /// segment as this op's exit (nothing happens between them), so it is charged now and
     /// the wait finds it paid: one segment instead of two, the same times.
     pub(super) fn enter_next_wait(&mut self, t: TaskId, prog: &[Op], entry: f64, c: &mut OpCost) {
-        let task = &self.tasks[t];
+        let task = &self.core.tasks[t];
         let mut pc = task.pc;
         if matches!(prog.get(pc), Some(Op::EndLoop)) {
             match task.loops.last() {
@@ -456,30 +467,30 @@ impl Simulation {
             Some(Op::FutexWait(f)) => Object::Futex(*f),
             _ => return,
         };
-        let cpu = self.tasks[t].cpu;
+        let cpu = self.core.tasks[t].cpu;
         c.extra += self.enter_wait(t, obj, cpu, entry);
     }
 
     /// The entry of `t`'s blocking call on `obj` from `cpu`: marks it paid and returns its
     /// cost (the syscall's entry half and the object's lines, taken under its lock).
     pub(super) fn enter_wait(&mut self, t: TaskId, obj: Object, cpu: CpuId, entry: f64) -> f64 {
-        self.tasks[t].syscall_entered = true;
+        self.core.tasks[t].syscall_entered = true;
         entry + self.touch(obj, cpu)
     }
 
     pub(super) fn sample(&mut self, d: &Dist) -> u64 {
-        d.sample(&mut self.rng)
+        d.sample(&mut self.run.rng)
     }
 
     pub(super) fn arm_timer(&mut self, t: TaskId, at: Time) {
-        self.tasks[t].timer_gen = self.tasks[t].timer_gen.wrapping_add(1);
-        let g_n = self.tasks[t].timer_gen;
+        self.core.tasks[t].timer_gen = self.core.tasks[t].timer_gen.wrapping_add(1);
+        let g_n = self.core.tasks[t].timer_gen;
         // The hrtimer goes on the CPU the task sleeps on (its `hrtimer_cpu_base`), where the
         // cpuidle governor sees it as the next timer.
-        let cpu = self.tasks[t].cpu;
+        let cpu = self.core.tasks[t].cpu;
         // Drop the stale entries on top first: a CPU that never idles never reads its heap.
         self.next_timer_ns(cpu);
-        self.cpu_timers[cpu.index()].push(std::cmp::Reverse((at, t.index() as u32, g_n)));
+        self.idle.cpu_timers[cpu.index()].push(std::cmp::Reverse((at, t.index() as u32, g_n)));
         self.events.push(
             at,
             Event::Timer {
@@ -492,12 +503,14 @@ impl Simulation {
     /// Time until the earliest live sleep timer armed on `cpu` (`None` if none), dropping
     /// the fired and superseded ones on top of its heap.
     pub(super) fn next_timer_ns(&mut self, cpu: CpuId) -> Option<u64> {
-        let heap = &mut self.cpu_timers[cpu.index()];
+        let heap = &mut self.idle.cpu_timers[cpu.index()];
         while let Some(&std::cmp::Reverse((at, task, g_n))) = heap.peek() {
-            let t = &self.tasks[TaskId::new(task as usize)];
-            if at >= self.now && t.timer_gen == g_n && t.state == TaskState::Sleeping(WaitOn::Timer)
+            let t = &self.core.tasks[TaskId::new(task as usize)];
+            if at >= self.core.now
+                && t.timer_gen == g_n
+                && t.state == TaskState::Sleeping(WaitOn::Timer)
             {
-                return Some(at - self.now);
+                return Some(at - self.core.now);
             }
             heap.pop();
         }

@@ -1,8 +1,8 @@
 //! The interpreter arms of the channel ops ([`Op::Send`], [`Op::Recv`]): pipes, UNIX and
 //! loopback TCP sockets, with their syscall halves, copies, object lines and wakeups.
 //!
-//! Reads `core` (topology, profile, config, tasks) and writes the channels, the softirq
-//! backlog, the TCP ACK state and the counters; wakeups go through
+//! State: reads and writes `core` (tasks), `objects` (channels), `net` (the softirq backlog)
+//! and `stats` (counters); reads the rest of `core`. Wakeups go through
 //! [`Simulation::wake_by_rule`], which charges them to the op's [`OpCost`].
 //!
 //! [`Op::Send`]: crate::task::Op::Send
@@ -33,9 +33,9 @@ impl Simulation {
         c: &mut OpCost,
     ) -> Option<StepOutcome> {
         let n = self.sample(bytes);
-        let kind = self.channels[ch].kind;
+        let kind = self.objects.channels[ch].kind;
         let tcp = matches!(kind, ChannelKind::Tcp { .. });
-        let sent = self.channels[ch].try_send(n, cpu, self.now);
+        let sent = self.objects.channels[ch].try_send(n, cpu);
         if tcp && matches!(sent, SendOutcome::Sent { .. }) {
             // The data carries the ACK this task's last receive owes.
             self.tcp_reply_sent(t);
@@ -46,31 +46,31 @@ impl Simulation {
                 // transmit raised waits for it: the send returns without the receive
                 // processing, and the reader cannot see the message until ksoftirqd
                 // delivers it (`sim/softirq.rs`).
-                self.tasks[t].pc += 1;
+                self.core.tasks[t].pc += 1;
                 c.extra += sys.full
                     + self.channel_op_ns(ch, false)
-                    + n as f64 * self.profile.transfer.copy_ns_per_byte
+                    + n as f64 * self.core.profile.transfer.copy_ns_per_byte
                     + self.touch(Object::Channel(ch), cpu);
-                self.channels[ch].hidden += 1;
-                self.softirq.backlog[cpu].push(ch as u32);
-                self.counters.softirq_deferred += 1;
+                self.objects.channels[ch].hidden += 1;
+                self.net.softirq.backlog[cpu].push(ch as u32);
+                self.stats.counters.softirq_deferred += 1;
                 self.enter_next_wait(t, prog, sys.entry, c);
             }
             SendOutcome::Sent { wake_reader } => {
-                self.tasks[t].pc += 1;
+                self.core.tasks[t].pc += 1;
                 // Pre-wake work goes into the op's `extra` so a remote wakee's arrival is
                 // delayed by it (the IPI leaves at the end of it): the syscall entry, the
                 // copy, the object's lines and the kernel work up to the wakeup (for
                 // loopback, the softirq receive path that issues it).
                 c.extra += sys.entry
                     + self.channel_op_ns(ch, true)
-                    + n as f64 * self.profile.transfer.copy_ns_per_byte
+                    + n as f64 * self.core.profile.transfer.copy_ns_per_byte
                     + self.touch(Object::Channel(ch), cpu);
                 if kind.is_loopback() {
-                    self.counters.softirq_ns += self.profile.transfer.tcp_delivery_ns;
+                    self.stats.counters.softirq_ns += self.core.profile.transfer.tcp_delivery_ns;
                 }
-                if wake_reader && let Some(r) = self.channels[ch].readers.pop_front() {
-                    let rule = self.cfg.wake.reader(kind);
+                if wake_reader && let Some(r) = self.objects.channels[ch].readers.pop_front() {
+                    let rule = self.core.cfg.wake.reader(kind);
                     self.wake_by_rule(r, t, cpu, rule, &mut c.extra);
                 }
                 if tcp {
@@ -79,8 +79,9 @@ impl Simulation {
                 }
                 if kind.is_loopback() {
                     // The softirq ran over the end of the pre-wake work.
-                    let end = self.now + crate::time::round_u64(self.tasks[t].seg_left + c.extra);
-                    let d = self.profile.transfer.tcp_delivery_ns;
+                    let end = self.core.now
+                        + crate::time::round_u64(self.core.tasks[t].seg_left + c.extra);
+                    let d = self.core.profile.transfer.tcp_delivery_ns;
                     self.softirq_exit(t, cpu, end.saturating_sub(d), end, &mut c.extra);
                 }
                 // The syscall exit runs after the wakeup (pipe_write(),
@@ -90,7 +91,7 @@ impl Simulation {
                 self.enter_next_wait(t, prog, sys.entry, c);
             }
             SendOutcome::Full => {
-                self.channels[ch].writers.push_back(t);
+                self.objects.channels[ch].writers.push_back(t);
                 return Some(StepOutcome::Block(WaitOn::ChannelWrite(ch)));
             }
         }
@@ -107,22 +108,22 @@ impl Simulation {
         sys: Syscall,
         c: &mut OpCost,
     ) -> Option<StepOutcome> {
-        match self.channels[ch].try_recv() {
+        match self.objects.channels[ch].try_recv() {
             RecvOutcome::Got { msg, wake_writers } => {
-                self.tasks[t].pc += 1;
-                self.tasks[t].last_recv_bytes = msg.bytes;
+                self.core.tasks[t].pc += 1;
+                self.core.tasks[t].last_recv_bytes = msg.bytes;
                 // The object's lines (again, after a sleep: the writer moved them).
                 let lines = self.touch(Object::Channel(ch), cpu);
-                let tr = &self.profile.transfer;
-                let d = Distance::of(&self.topo, CpuId::new(msg.cpu as usize), cpu);
+                let tr = &self.core.profile.transfer;
+                let d = Distance::of(&self.core.topo, CpuId::new(msg.cpu as usize), cpu);
                 let meta = self.refetch_per_line(d) * tr.message_lines;
                 let extra = self.transfer_per_byte(d) * msg.bytes as f64 + meta;
-                self.counters.transfer_cost_ns += extra as u64;
+                self.stats.counters.transfer_cost_ns += extra as u64;
                 // A receive that slept paid its entry before.
-                let paid = std::mem::take(&mut self.tasks[t].syscall_entered);
+                let paid = std::mem::take(&mut self.core.tasks[t].syscall_entered);
                 let enter = if paid { 0.0 } else { sys.entry };
-                if matches!(self.channels[ch].kind, ChannelKind::Tcp { .. }) {
-                    self.tasks[t].tcp_in = Some(ch as u32);
+                if matches!(self.objects.channels[ch].kind, ChannelKind::Tcp { .. }) {
+                    self.core.tasks[t].tcp_in = Some(ch as u32);
                 }
                 c.extra += enter
                     + lines
@@ -130,16 +131,16 @@ impl Simulation {
                     + msg.bytes as f64 * tr.copy_ns_per_byte
                     + extra
                     + self.channel_op_ns(ch, false);
-                let n = wake_writers.min(self.channels[ch].writers.len());
-                let rule = self.cfg.wake.writer(self.channels[ch].kind);
+                let n = wake_writers.min(self.objects.channels[ch].writers.len());
+                let rule = self.core.cfg.wake.writer(self.objects.channels[ch].kind);
                 for _ in 0..n {
-                    if let Some(w) = self.channels[ch].writers.pop_front() {
+                    if let Some(w) = self.objects.channels[ch].writers.pop_front() {
                         self.wake_by_rule(w, t, cpu, rule, &mut c.extra);
                     }
                 }
                 None
             }
-            RecvOutcome::Empty if !self.tasks[t].syscall_entered => {
+            RecvOutcome::Empty if !self.core.tasks[t].syscall_entered => {
                 // The syscall entry and the check under the object's lock run before the
                 // reader sleeps (pipe_read(), unix_stream_read_generic(), tcp_recvmsg() →
                 // sk_wait_data()); the check is made again after.
@@ -147,7 +148,7 @@ impl Simulation {
                 None
             }
             RecvOutcome::Empty => {
-                self.channels[ch].readers.push_back(t);
+                self.objects.channels[ch].readers.push_back(t);
                 Some(StepOutcome::Block(WaitOn::ChannelRead(ch)))
             }
         }

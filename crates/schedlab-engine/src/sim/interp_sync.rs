@@ -1,8 +1,8 @@
 //! The interpreter arms of the synchronisation ops: futexes, wait lists and self events,
 //! user-space locks, barriers, and the reader-writer locks.
 //!
-//! Reads `core` (profile, tasks) and writes the objects (futexes, lists, mutexes,
-//! barriers, rwlocks) and the tasks' wake tokens; each wakeup goes through
+//! State: reads and writes `core` (tasks) and `objects` (futexes, lists, mutexes, barriers,
+//! rwlocks, wake tokens); reads the profile. Each wakeup goes through
 //! [`Simulation::wake_from`], which charges it to the op's [`OpCost`].
 //!
 //! Reader-writer locks ([`Op::RwLock`], [`Op::RwUnlock`]; the wake rules are in
@@ -36,19 +36,21 @@ impl Simulation {
         sys: Syscall,
         c: &mut OpCost,
     ) -> Option<StepOutcome> {
-        if std::mem::take(&mut self.token[t]) || std::mem::take(&mut self.futexes[f].posted) {
-            self.tasks[t].pc += 1;
-            c.cost += if std::mem::take(&mut self.tasks[t].syscall_entered) {
+        if std::mem::take(&mut self.objects.token[t])
+            || std::mem::take(&mut self.objects.futexes[f].posted)
+        {
+            self.core.tasks[t].pc += 1;
+            c.cost += if std::mem::take(&mut self.core.tasks[t].syscall_entered) {
                 sys.exit
             } else {
                 sys.full + self.touch(Object::Futex(f), cpu)
             };
-        } else if !self.tasks[t].syscall_entered {
+        } else if !self.core.tasks[t].syscall_entered {
             // futex_wait(): the entry, the bucket lock and the word check run before the
             // sleep; the word is checked again after them.
             c.cost += self.enter_wait(t, Object::Futex(f), cpu, sys.entry);
         } else {
-            self.futexes[f].waiters.push_back(t);
+            self.objects.futexes[f].waiters.push_back(t);
             return Some(StepOutcome::Block(WaitOn::Futex(f)));
         }
         None
@@ -66,18 +68,18 @@ impl Simulation {
         sys: Syscall,
         c: &mut OpCost,
     ) {
-        self.tasks[t].pc += 1;
+        self.core.tasks[t].pc += 1;
         // The exit of the FUTEX_WAKE syscall runs after the wakeups.
         c.extra += sys.entry + self.touch(Object::Futex(f), cpu);
-        if self.futexes[f].waiters.is_empty() {
-            self.futexes[f].posted = true;
+        if self.objects.futexes[f].waiters.is_empty() {
+            self.objects.futexes[f].posted = true;
         }
         let mut left = n;
         while left > 0 {
-            let Some(w) = self.futexes[f].waiters.pop_front() else {
+            let Some(w) = self.objects.futexes[f].waiters.pop_front() else {
                 break;
             };
-            self.token[w] = true;
+            self.objects.token[w] = true;
             self.wake_from(w, t, cpu, wake_flags::TTWU, &mut c.extra);
             if left != WAKE_ALL {
                 left -= 1;
@@ -97,21 +99,21 @@ impl Simulation {
         sys: Syscall,
         c: &mut OpCost,
     ) {
-        self.tasks[t].pc += 1;
-        let list = std::mem::take(&mut self.lists[l]);
+        self.core.tasks[t].pc += 1;
+        let list = std::mem::take(&mut self.objects.lists[l]);
         for &w in &list {
             c.extra += sys.full;
-            if self.tasks[w].state == TaskState::Sleeping(WaitOn::SelfEvent) {
-                self.token[w] = true;
+            if self.core.tasks[w].state == TaskState::Sleeping(WaitOn::SelfEvent) {
+                self.objects.token[w] = true;
                 self.wake_from(w, t, cpu, wake_flags::TTWU, &mut c.extra);
             } else {
-                self.tasks[w].self_posted = true;
+                self.core.tasks[w].self_posted = true;
             }
         }
         let mut list = list;
         list.clear();
-        if self.lists[l].is_empty() {
-            self.lists[l] = list;
+        if self.objects.lists[l].is_empty() {
+            self.objects.lists[l] = list;
         }
     }
 
@@ -122,8 +124,10 @@ impl Simulation {
         sys: Syscall,
         c: &mut OpCost,
     ) -> Option<StepOutcome> {
-        if std::mem::take(&mut self.token[t]) || std::mem::take(&mut self.tasks[t].self_posted) {
-            self.tasks[t].pc += 1;
+        if std::mem::take(&mut self.objects.token[t])
+            || std::mem::take(&mut self.core.tasks[t].self_posted)
+        {
+            self.core.tasks[t].pc += 1;
             c.cost += sys.full;
             return None;
         }
@@ -141,36 +145,36 @@ impl Simulation {
         c: &mut OpCost,
     ) -> Option<StepOutcome> {
         let m = self.resolve_lock(lock, cpu);
-        if m >= self.mutexes.len() {
+        if m >= self.objects.mutexes.len() {
             // PerCpu locks beyond the declared range: treat as uncontended.
-            self.tasks[t].pc += 1;
+            self.core.tasks[t].pc += 1;
             return None;
         }
-        let owner = self.mutexes[m].owner;
+        let owner = self.objects.mutexes[m].owner;
         if owner.is_none() || owner == Some(t) {
-            self.mutexes[m].owner = Some(t);
-            self.token[t] = false;
-            self.tasks[t].pc += 1;
-            self.tasks[t].spin_left = 0;
+            self.objects.mutexes[m].owner = Some(t);
+            self.objects.token[t] = false;
+            self.core.tasks[t].pc += 1;
+            self.core.tasks[t].spin_left = 0;
             c.cost += self.touch(Object::Mutex(m), cpu);
             return None;
         }
         let o = owner.unwrap_or(t);
         let pure_spin = spin_ns == u64::MAX;
-        if self.tasks[t].spin_left == 0 {
-            self.tasks[t].spin_left = spin_ns.max(1);
+        if self.core.tasks[t].spin_left == 0 {
+            self.core.tasks[t].spin_left = spin_ns.max(1);
         }
-        let owner_running = matches!(self.tasks[o].state, TaskState::Running(_));
-        if pure_spin || (owner_running && self.tasks[t].spin_left > 1) {
-            let q = SPIN_STEP_NS.min(self.tasks[t].spin_left);
+        let owner_running = matches!(self.core.tasks[o].state, TaskState::Running(_));
+        if pure_spin || (owner_running && self.core.tasks[t].spin_left > 1) {
+            let q = SPIN_STEP_NS.min(self.core.tasks[t].spin_left);
             if !pure_spin {
-                self.tasks[t].spin_left -= q.min(self.tasks[t].spin_left - 1);
+                self.core.tasks[t].spin_left -= q.min(self.core.tasks[t].spin_left - 1);
             }
             c.cost += q as f64;
             return None;
         }
-        self.tasks[t].spin_left = 0;
-        self.mutexes[m].waiters.push_back(t);
+        self.core.tasks[t].spin_left = 0;
+        self.objects.mutexes[m].waiters.push_back(t);
         Some(StepOutcome::Block(WaitOn::Mutex(m)))
     }
 
@@ -184,27 +188,28 @@ impl Simulation {
         c: &mut OpCost,
     ) {
         let m = self.resolve_lock(lock, cpu);
-        self.tasks[t].pc += 1;
-        if m >= self.mutexes.len() {
+        self.core.tasks[t].pc += 1;
+        if m >= self.objects.mutexes.len() {
             return;
         }
         // The owner may have migrated since locking a per-CPU lock: find it.
-        let m = if self.mutexes[m].owner == Some(t) {
+        let m = if self.objects.mutexes[m].owner == Some(t) {
             m
         } else {
-            self.mutexes
+            self.objects
+                .mutexes
                 .iter()
                 .position(|x| x.owner == Some(t))
                 .unwrap_or(m)
         };
-        if self.mutexes[m].owner != Some(t) {
+        if self.objects.mutexes[m].owner != Some(t) {
             return;
         }
-        self.mutexes[m].owner = None;
+        self.objects.mutexes[m].owner = None;
         c.extra += self.touch(Object::Mutex(m), cpu);
-        if let Some(w) = self.mutexes[m].waiters.pop_front() {
-            self.mutexes[m].owner = Some(w);
-            self.token[w] = true;
+        if let Some(w) = self.objects.mutexes[m].waiters.pop_front() {
+            self.objects.mutexes[m].owner = Some(w);
+            self.objects.token[w] = true;
             // The FUTEX_WAKE that hands the lock over: its exit runs after the wakeup.
             c.extra += sys.entry;
             self.wake_from(w, t, cpu, wake_flags::TTWU, &mut c.extra);
@@ -221,19 +226,19 @@ impl Simulation {
         sys: Syscall,
         c: &mut OpCost,
     ) -> Option<StepOutcome> {
-        if std::mem::take(&mut self.token[t]) {
-            self.tasks[t].pc += 1;
+        if std::mem::take(&mut self.objects.token[t]) {
+            self.core.tasks[t].pc += 1;
             return None;
         }
-        self.barriers[b].waiting.push(t);
-        if (self.barriers[b].waiting.len() as u32) < self.barriers[b].parties {
+        self.objects.barriers[b].waiting.push(t);
+        if (self.objects.barriers[b].waiting.len() as u32) < self.objects.barriers[b].parties {
             return Some(StepOutcome::Block(WaitOn::Barrier(b)));
         }
-        let waiting = std::mem::take(&mut self.barriers[b].waiting);
-        self.tasks[t].pc += 1;
+        let waiting = std::mem::take(&mut self.objects.barriers[b].waiting);
+        self.core.tasks[t].pc += 1;
         c.extra += sys.full;
         for &w in waiting.iter().filter(|&&w| w != t) {
-            self.token[w] = true;
+            self.objects.token[w] = true;
             self.wake_from(w, t, cpu, wake_flags::TTWU, &mut c.extra);
         }
         None
@@ -255,29 +260,29 @@ impl Simulation {
                 exclusive,
                 spin_ns,
             } => {
-                if self.rwlocks[lock].try_acquire(t, exclusive) {
-                    self.tasks[t].pc += 1;
-                    self.tasks[t].spin_left = 0;
+                if self.objects.rwlocks[lock].try_acquire(t, exclusive) {
+                    self.core.tasks[t].pc += 1;
+                    self.core.tasks[t].spin_left = 0;
                     return None;
                 }
-                if self.tasks[t].spin_left == 0 {
+                if self.core.tasks[t].spin_left == 0 {
                     // The budget plus one: 1 means "spent", so that 0 can mean "fresh".
-                    self.tasks[t].spin_left = spin_ns.saturating_add(1);
+                    self.core.tasks[t].spin_left = spin_ns.saturating_add(1);
                 }
-                if self.tasks[t].spin_left > 1 {
-                    let q = SPIN_STEP_NS.min(self.tasks[t].spin_left - 1);
-                    self.tasks[t].spin_left -= q;
+                if self.core.tasks[t].spin_left > 1 {
+                    let q = SPIN_STEP_NS.min(self.core.tasks[t].spin_left - 1);
+                    self.core.tasks[t].spin_left -= q;
                     c.cost += q as f64;
                     return None;
                 }
-                self.tasks[t].spin_left = 0;
-                self.rwlocks[lock].sleep(t, exclusive);
+                self.core.tasks[t].spin_left = 0;
+                self.objects.rwlocks[lock].sleep(t, exclusive);
                 Some(StepOutcome::Block(WaitOn::RwLock(lock)))
             }
             Op::RwUnlock(lock) => {
-                self.tasks[t].pc += 1;
+                self.core.tasks[t].pc += 1;
                 let mut wake = Vec::new();
-                self.rwlocks[lock].release(t, &mut wake);
+                self.objects.rwlocks[lock].release(t, &mut wake);
                 for w in wake {
                     c.extra += sys.full;
                     self.wake_from(w, t, cpu, wake_flags::TTWU, &mut c.extra);
