@@ -27,7 +27,7 @@
 //! * writing a placement policy or balancer: [`policy`] ([`PlacementPolicy`], [`SchedView`],
 //!   [`WakeCtx`], hints and records), [`balance`] ([`Balancer`], [`CfsBalancer`]),
 //!   [`balance_o1`];
-//! * shared helpers: [`rng`] (the seeded streams), [`time`] (durations), [`bench`] (the
+//! * shared helpers: [`rng`] (the seeded streams), [`time`] (durations), [`mod@bench`] (the
 //!   benchmark scenarios).
 //!
 //! The machine's internals — `sim`'s child modules and subsystems, `state` (per-task and

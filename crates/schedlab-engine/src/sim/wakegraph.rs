@@ -85,7 +85,8 @@ pub struct WakeGraph {
     pub multi_wakeups: u64,
     /// Most tasks one operation woke.
     pub max_fanout: u64,
-    /// Wakeups by what the wakee slept on, in the order of [`WAIT_KINDS`].
+    /// Wakeups by what the wakee slept on: channel, futex, wait list, lock, barrier,
+    /// children, timer (the order of `WAIT_KINDS`).
     pub woken_from: [u64; 7],
     /// Wakeups ending a sleep on a lock (mutex or reader-writer lock).
     pub lock_waits: u64,
