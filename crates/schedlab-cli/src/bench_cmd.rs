@@ -7,7 +7,8 @@ use crate::alloc;
 use anyhow::Result;
 use clap::Args;
 use schedlab_engine::bench::{Scenario, Target, hackbench_400, scenarios};
-use schedlab_engine::{MachineProfile, SimOptions, Simulation};
+use schedlab_engine::{MachineProfile, SimOptions};
+use schedlab_experiment::simulate::SimRecipe;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -114,24 +115,23 @@ fn build_kind() -> &'static str {
 
 /// Builds and runs one scenario, measuring CPU and wall time and the peak heap.
 fn measure(s: &Scenario, variant: &str) -> Result<Measured> {
-    let built = schedlab_policies::build(variant, &s.topo, 1)?;
-    let (topo, workload) = (Arc::new(s.topo.clone()), s.workload.clone());
+    let recipe = SimRecipe::new(
+        variant,
+        Arc::new(s.topo.clone()),
+        MachineProfile::default(),
+        1,
+    )?;
+    let workload = s.workload.clone();
     let base = alloc::reset_peak();
     let t0 = Instant::now();
     let c0 = thread_cpu_s();
-    let mut sim = Simulation::new(
-        topo,
-        MachineProfile::default(),
-        built.config,
-        built.policy,
-        built.balancer,
+    let mut sim = recipe.build(
         workload,
         SimOptions {
             seed: 1,
             ..Default::default()
         },
-    )
-    .map_err(anyhow::Error::msg)?;
+    )?;
     let end = sim.run();
     let wall_s = t0.elapsed().as_secs_f64();
     let cpu_s = thread_cpu_s() - c0;

@@ -6,7 +6,8 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use schedlab_engine::{MachineProfile, SimOptions, Simulation};
+use schedlab_engine::{MachineProfile, SimOptions};
+use schedlab_experiment::simulate::SimRecipe;
 use schedlab_metrics::BenchResult;
 use schedlab_trace::analysis::{TraceCounters, counters};
 use std::path::PathBuf;
@@ -175,24 +176,20 @@ pub(crate) fn sim_trace_on(
     profile: &MachineProfile,
     seed: u64,
 ) -> Result<(BenchResult, schedlab_trace::Trace)> {
-    let topo = schedlab_topo::spec::parse_topology(topo, &Default::default())?;
-    let built = schedlab_policies::build(variant, &topo, seed)?;
+    let topo = Arc::new(schedlab_topo::spec::parse_topology(
+        topo,
+        &Default::default(),
+    )?);
+    let recipe = SimRecipe::new(variant, topo.clone(), profile.clone(), seed)?;
     let inst = schedlab_workloads::instantiate(&schedlab_workloads::parse_spec(spec)?, &topo)?;
-    let mut sim = Simulation::new(
-        Arc::new(topo),
-        profile.clone(),
-        built.config,
-        built.policy,
-        built.balancer,
+    let (mut sim, end) = recipe.run(
         inst.workload.clone(),
         SimOptions {
             seed,
             trace: true,
             ..Default::default()
         },
-    )
-    .map_err(anyhow::Error::msg)?;
-    let end = sim.run();
+    )?;
     let result = inst.result(&sim, &end)?;
     let trace = sim
         .take_trace()

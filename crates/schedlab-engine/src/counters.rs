@@ -201,6 +201,14 @@ impl Counters {
     /// A multi-line human summary.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
+        self.wakeup_text(&mut s);
+        self.switch_text(&mut s);
+        self.idle_cost_text(&mut s);
+        s
+    }
+
+    /// The summary's lines on time, wakeups and their paths, overlap and contention.
+    fn wakeup_text(&self, s: &mut String) {
         let busy: u64 = self.busy_ns.iter().sum();
         let total = self.cpu_time_ns().max(1);
         s.push_str(&format!(
@@ -252,6 +260,10 @@ impl Counters {
                 by.join(", ")
             ));
         }
+    }
+
+    /// The summary's lines on migrations, switches, wakeup latency and placement.
+    fn switch_text(&self, s: &mut String) {
         let lv: Vec<String> = self
             .migrations_by_level
             .iter()
@@ -292,6 +304,10 @@ impl Counters {
             self.cpus_examined,
             steps.join(", ")
         ));
+    }
+
+    /// The summary's lines on idle time, idle exits and what the machine's work cost.
+    fn idle_cost_text(&self, s: &mut String) {
         s.push_str(&format!(
             "idle while tasks waited {:.3} ms; run delay {:.3} ms; idle exits {} ({:.3} ms); IPIs {}\n",
             self.idle_while_waiting_ns as f64 / 1e6,
@@ -322,6 +338,5 @@ impl Counters {
             self.balance_passes,
             self.newidle_passes
         ));
-        s
     }
 }

@@ -14,6 +14,8 @@
 //!   scheduler's arrays.
 //!
 //! The tree stores `(key, task)`; per-task values live in `crate::state::Task`.
+//!
+//! State: reads and writes only `core` (runqueues, tasks and CPUs).
 
 use crate::config::ClassKind;
 use crate::rq::{LRU_LONG, LRU_SHORT, RqTree};
@@ -56,8 +58,8 @@ pub fn calc_delta_fair(delta: u64, weight: u64) -> i64 {
 
 impl Simulation {
     fn key_of(&self, t: TaskId) -> i64 {
-        let task = &self.tasks[t];
-        match self.cfg.class {
+        let task = &self.core.tasks[t];
+        match self.core.cfg.class {
             ClassKind::Cfs => task.vruntime,
             ClassKind::Eevdf => task.deadline,
             ClassKind::O1 => ((task.o1_prio as i64) << 40) | (task.o1_seq as i64 & ((1 << 40) - 1)),
@@ -68,51 +70,54 @@ impl Simulation {
     /// task's `exec_start` does not change until it is dequeued to run (checked by the
     /// invariants).
     fn lru_key_of(&self, t: TaskId) -> (i64, TaskId) {
-        (self.tasks[t].exec_start as i64, t)
+        (self.core.tasks[t].exec_start as i64, t)
     }
 
     pub(crate) fn latency_ns(&self) -> u64 {
-        self.cfg.tunables.latency_ns * self.factor
+        self.core.cfg.tunables.latency_ns * self.core.factor
     }
     pub(crate) fn min_gran_ns(&self) -> u64 {
-        self.cfg.tunables.min_granularity_ns * self.factor
+        self.core.cfg.tunables.min_granularity_ns * self.core.factor
     }
     pub(crate) fn wakeup_gran_ns(&self) -> u64 {
-        self.cfg.tunables.wakeup_granularity_ns * self.factor
+        self.core.cfg.tunables.wakeup_granularity_ns * self.core.factor
     }
 
     /// Inserts a runnable task into `cpu`'s tree (it must not be curr).
     pub(crate) fn rq_insert(&mut self, cpu: CpuId, t: TaskId) {
-        if self.cfg.class == ClassKind::O1 {
-            self.cpus[cpu].rq.seq += 1;
-            self.tasks[t].o1_seq = self.cpus[cpu].rq.seq;
+        if self.core.cfg.class == ClassKind::O1 {
+            self.core.cpus[cpu].rq.seq += 1;
+            self.core.tasks[t].o1_seq = self.core.cpus[cpu].rq.seq;
             // O(1) timeslice expiry (`scheduler_tick`): the task is requeued behind its
             // priority level with a new timeslice and priority. Without the refill a
             // CPU-bound task kept 0 left, was preempted at every tick, and every queued
             // task looked cache-hot to the O(1) balancer.
-            let base = self.cfg.tunables.o1_timeslice_ns;
-            let task = &mut self.tasks[t];
+            let base = self.core.cfg.tunables.o1_timeslice_ns;
+            let task = &mut self.core.tasks[t];
             if task.o1_timeslice_left == 0 {
                 task.o1_timeslice_left = o1_timeslice(base, task.nice);
                 task.o1_prio = o1_effective_prio(task.nice, task.o1_sleep_avg);
             }
         }
         let key = self.key_of(t);
-        let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);
+        let (v, w) = (
+            self.core.tasks[t].vruntime,
+            self.core.tasks[t].weight as i64,
+        );
         let lru_key = self.lru_key_of(t);
-        let rq = &mut self.cpus[cpu].rq;
+        let rq = &mut self.core.cpus[cpu].rq;
         rq.tree.insert((key, t));
         if rq.lru_kept() {
             rq.lru.insert(lru_key);
         } else if rq.tree.len() > LRU_LONG {
             // The queue just became long: its order is kept from here on (same keys as
             // `lru_key_of`, read through the disjoint `tasks` borrow).
-            let tasks = &self.tasks;
+            let tasks = &self.core.tasks;
             for &(_, q) in rq.tree.iter() {
                 rq.lru.insert((tasks[q].exec_start as i64, q));
             }
         }
-        if self.cfg.class == ClassKind::Eevdf {
+        if self.core.cfg.class == ClassKind::Eevdf {
             rq.avg_vruntime += (v - rq.min_vruntime) as i128 * w as i128;
             rq.avg_load += w;
         }
@@ -121,9 +126,12 @@ impl Simulation {
     /// Removes a queued task from `cpu`'s tree.
     pub(crate) fn rq_remove(&mut self, cpu: CpuId, t: TaskId) {
         let key = self.key_of(t);
-        let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight as i64);
+        let (v, w) = (
+            self.core.tasks[t].vruntime,
+            self.core.tasks[t].weight as i64,
+        );
         let lru_key = self.lru_key_of(t);
-        let rq = &mut self.cpus[cpu].rq;
+        let rq = &mut self.core.cpus[cpu].rq;
         let removed = rq.tree.remove(&(key, t));
         debug_assert!(removed, "task {t} not in rq of cpu {cpu}");
         if rq.lru_kept() {
@@ -133,7 +141,7 @@ impl Simulation {
                 rq.lru = RqTree::default();
             }
         }
-        if self.cfg.class == ClassKind::Eevdf {
+        if self.core.cfg.class == ClassKind::Eevdf {
             rq.avg_vruntime -= (v - rq.min_vruntime) as i128 * w as i128;
             rq.avg_load -= w;
         }
@@ -146,17 +154,19 @@ impl Simulation {
     }
 
     fn curr_runnable(&self, cpu: CpuId) -> Option<TaskId> {
-        self.cpus[cpu]
+        self.core.cpus[cpu]
             .curr
-            .filter(|&c| matches!(self.tasks[c].state, TaskState::Running(_)))
+            .filter(|&c| matches!(self.core.tasks[c].state, TaskState::Running(_)))
     }
 
     /// Charges the running task for the time since `exec_start` (`update_curr`).
     pub(crate) fn update_curr(&mut self, cpu: CpuId) {
-        let now = self.now;
+        let now = self.core.now;
         let base_slice = self.min_gran_ns();
-        let Some(c) = self.cpus[cpu].curr else { return };
-        let task = &mut self.tasks[c];
+        let Some(c) = self.core.cpus[cpu].curr else {
+            return;
+        };
+        let task = &mut self.core.tasks[c];
         let delta = now.saturating_sub(task.exec_start);
         task.exec_start = now;
         if delta == 0 {
@@ -165,7 +175,7 @@ impl Simulation {
         task.sum_exec += delta;
         task.ran_since_wake += delta;
         let dv = calc_delta_fair(delta, task.weight);
-        match self.cfg.class {
+        match self.core.cfg.class {
             ClassKind::Cfs => {
                 task.vruntime += dv;
                 self.update_min_vruntime(cpu);
@@ -176,8 +186,8 @@ impl Simulation {
                     task.slice = task.custom_slice.unwrap_or(base_slice);
                     task.deadline = task.vruntime + calc_delta_fair(task.slice, task.weight);
                     task.protect_until_deadline = None;
-                    if self.cpus[cpu].nr_running > 1 {
-                        self.cpus[cpu].need_resched = true;
+                    if self.core.cpus[cpu].nr_running > 1 {
+                        self.core.cpus[cpu].need_resched = true;
                     }
                 }
                 let curr_v = task.vruntime;
@@ -191,8 +201,8 @@ impl Simulation {
     }
 
     fn update_min_vruntime(&mut self, cpu: CpuId) {
-        let curr = self.curr_runnable(cpu).map(|c| self.tasks[c].vruntime);
-        let rq = &mut self.cpus[cpu].rq;
+        let curr = self.curr_runnable(cpu).map(|c| self.core.tasks[c].vruntime);
+        let rq = &mut self.core.cpus[cpu].rq;
         let left = rq.tree.first().map(|&(k, _)| k);
         let cand = match (curr, left) {
             (Some(c), Some(l)) => c.min(l),
@@ -212,7 +222,7 @@ impl Simulation {
         if load == 0 {
             return;
         }
-        let rq = &mut self.cpus[cpu].rq;
+        let rq = &mut self.core.cpus[cpu].rq;
         rq.last_zero_lag = (sum, load as i64);
         if (curr_v - rq.min_vruntime).unsigned_abs() > REBASE {
             // The zero-lag point relative to the reference: the reference moves onto it.
@@ -231,7 +241,7 @@ impl Simulation {
 
     /// EEVDF `avg_vruntime()`: the zero-lag point, curr included while runnable.
     pub(crate) fn avg_vruntime(&self, cpu: CpuId) -> i64 {
-        let rq = &self.cpus[cpu].rq;
+        let rq = &self.core.cpus[cpu].rq;
         let (sum, load) = self.eligibility_sums(cpu);
         if load == 0 {
             // Nothing runnable: the point as of the last update with something runnable.
@@ -247,10 +257,10 @@ impl Simulation {
     /// EEVDF `(Σ w·(v − v0), Σ w)` over the queued tasks and a runnable curr: what
     /// eligibility compares against. Computed once per pick, not once per candidate.
     fn eligibility_sums(&self, cpu: CpuId) -> (i128, i128) {
-        let rq = &self.cpus[cpu].rq;
+        let rq = &self.core.cpus[cpu].rq;
         let (mut sum, mut load) = (rq.avg_vruntime, rq.avg_load as i128);
         if let Some(c) = self.curr_runnable(cpu) {
-            let ct = &self.tasks[c];
+            let ct = &self.core.tasks[c];
             sum += (ct.vruntime - rq.min_vruntime) as i128 * ct.weight as i128;
             load += ct.weight as i128;
         }
@@ -260,7 +270,7 @@ impl Simulation {
     /// `vruntime(t) ≤ avg_vruntime` without the division (the kernel's `vruntime_eligible`).
     #[inline]
     fn eligible_given(&self, cpu: CpuId, (sum, load): (i128, i128), t: TaskId) -> bool {
-        sum >= (self.tasks[t].vruntime - self.cpus[cpu].rq.min_vruntime) as i128 * load
+        sum >= (self.core.tasks[t].vruntime - self.core.cpus[cpu].rq.min_vruntime) as i128 * load
     }
 
     fn eligible(&self, cpu: CpuId, t: TaskId) -> bool {
@@ -269,9 +279,8 @@ impl Simulation {
 
     /// CFS `sched_slice()` for `t` on `cpu` (wall time).
     pub(crate) fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
-        let c = &self.cpus[cpu];
-        let on_rq =
-            matches!(self.tasks[t].state, TaskState::Queued(x) | TaskState::Running(x) if x == cpu);
+        let c = &self.core.cpus[cpu];
+        let on_rq = matches!(self.core.tasks[t].state, TaskState::Queued(x) | TaskState::Running(x) if x == cpu);
         let nr = c.nr_running as u64 + u64::from(!on_rq);
         let nr_latency = (self.latency_ns() / self.min_gran_ns().max(1)).max(1);
         let period = if nr <= nr_latency {
@@ -279,10 +288,10 @@ impl Simulation {
         } else {
             nr * self.min_gran_ns()
         };
-        let w = self.tasks[t].weight;
+        let w = self.core.tasks[t].weight;
         let total = c.runnable_weight + if on_rq { 0 } else { w };
         let mut s = (period as u128 * w as u128 / total.max(1) as u128) as u64;
-        if self.cfg.features.base_slice {
+        if self.core.cfg.features.base_slice {
             s = s.max(self.min_gran_ns());
         }
         s
@@ -290,20 +299,20 @@ impl Simulation {
 
     /// Sets vruntime/deadline of a task about to be enqueued on `cpu` (`place_entity`).
     pub(crate) fn place_entity(&mut self, cpu: CpuId, t: TaskId, initial: bool) {
-        match self.cfg.class {
+        match self.core.cfg.class {
             ClassKind::Cfs => {
-                let mut v = self.cpus[cpu].rq.min_vruntime;
-                if initial && self.cfg.features.start_debit {
-                    v += calc_delta_fair(self.sched_slice(cpu, t), self.tasks[t].weight);
+                let mut v = self.core.cpus[cpu].rq.min_vruntime;
+                if initial && self.core.cfg.features.start_debit {
+                    v += calc_delta_fair(self.sched_slice(cpu, t), self.core.tasks[t].weight);
                 }
                 if !initial {
                     let mut thresh = self.latency_ns() as i64;
-                    if self.cfg.features.gentle_fair_sleepers {
+                    if self.core.cfg.features.gentle_fair_sleepers {
                         thresh /= 2;
                     }
                     v -= thresh;
                 }
-                let task = &mut self.tasks[t];
+                let task = &mut self.core.tasks[t];
                 task.vruntime = if initial {
                     v.max(task.vruntime)
                 } else {
@@ -311,21 +320,23 @@ impl Simulation {
                 };
             }
             ClassKind::Eevdf => {
-                let slice = self.tasks[t].custom_slice.unwrap_or(self.min_gran_ns());
-                let w = self.tasks[t].weight;
+                let slice = self.core.tasks[t]
+                    .custom_slice
+                    .unwrap_or(self.min_gran_ns());
+                let w = self.core.tasks[t].weight;
                 let mut vslice = calc_delta_fair(slice, w);
                 let vavg = self.avg_vruntime(cpu);
                 let mut lag = 0i64;
-                let nr_others =
-                    self.cpus[cpu].rq.tree.len() + usize::from(self.curr_runnable(cpu).is_some());
-                if self.cfg.features.place_lag && nr_others > 0 {
-                    let rq = &self.cpus[cpu].rq;
+                let nr_others = self.core.cpus[cpu].rq.tree.len()
+                    + usize::from(self.curr_runnable(cpu).is_some());
+                if self.core.cfg.features.place_lag && nr_others > 0 {
+                    let rq = &self.core.cpus[cpu].rq;
                     let mut load = rq.avg_load;
                     if let Some(c) = self.curr_runnable(cpu) {
-                        load += self.tasks[c].weight as i64;
+                        load += self.core.tasks[c].weight as i64;
                     }
                     if load > 0 {
-                        let (vlag, scaled) = (self.tasks[t].vlag, load + w as i64);
+                        let (vlag, scaled) = (self.core.tasks[t].vlag, load + w as i64);
                         // 64-bit when the product fits (always, short of extreme lags);
                         // both divisions truncate toward zero.
                         lag = match vlag.checked_mul(scaled) {
@@ -334,20 +345,20 @@ impl Simulation {
                         };
                     }
                 }
-                if initial && self.cfg.features.place_deadline_initial {
+                if initial && self.core.cfg.features.place_deadline_initial {
                     vslice /= 2;
                 }
-                let task = &mut self.tasks[t];
+                let task = &mut self.core.tasks[t];
                 task.slice = slice;
                 task.vruntime = vavg - lag;
                 task.deadline = task.vruntime + vslice;
             }
             ClassKind::O1 => {
-                let task = &mut self.tasks[t];
+                let task = &mut self.core.tasks[t];
                 task.o1_prio = o1_effective_prio(task.nice, task.o1_sleep_avg);
                 if task.o1_timeslice_left == 0 {
                     task.o1_timeslice_left =
-                        o1_timeslice(self.cfg.tunables.o1_timeslice_ns, task.nice);
+                        o1_timeslice(self.core.cfg.tunables.o1_timeslice_ns, task.nice);
                 }
             }
         }
@@ -355,35 +366,35 @@ impl Simulation {
 
     /// EEVDF: records lag when a task leaves the runqueue by sleeping.
     pub(crate) fn save_lag(&mut self, cpu: CpuId, t: TaskId) {
-        if self.cfg.class != ClassKind::Eevdf {
+        if self.core.cfg.class != ClassKind::Eevdf {
             return;
         }
         let v = self.avg_vruntime(cpu);
-        let tick = self.cfg.tunables.tick_ns();
-        let task = &mut self.tasks[t];
+        let tick = self.core.cfg.tunables.tick_ns();
+        let task = &mut self.core.tasks[t];
         let limit = calc_delta_fair((2 * task.slice).max(tick), task.weight);
         task.vlag = (v - task.vruntime).clamp(-limit, limit);
     }
 
     /// Whether a task that is blocking on `cpu` should stay queued as "delayed" (6.12+).
     pub(crate) fn should_delay_dequeue(&self, cpu: CpuId, t: TaskId) -> bool {
-        self.cfg.class == ClassKind::Eevdf
-            && self.cfg.features.delay_dequeue
+        self.core.cfg.class == ClassKind::Eevdf
+            && self.core.cfg.features.delay_dequeue
             && !self.eligible(cpu, t)
-            && self.cpus[cpu].nr_running > 1
+            && self.core.cpus[cpu].nr_running > 1
     }
 
     /// Picks the next task to run on `cpu` among curr (if still runnable) and the queued
     /// ones, without changing anything.
     pub(crate) fn pick_next(&self, cpu: CpuId) -> Option<TaskId> {
         let curr = self.curr_runnable(cpu);
-        let rq = &self.cpus[cpu].rq;
-        match self.cfg.class {
+        let rq = &self.core.cpus[cpu].rq;
+        match self.core.cfg.class {
             ClassKind::O1 => {
                 let first = rq.tree.first().map(|&(_, t)| t);
                 match (curr, first) {
                     (Some(c), Some(f)) => {
-                        let (ct, ft) = (&self.tasks[c], &self.tasks[f]);
+                        let (ct, ft) = (&self.core.tasks[c], &self.core.tasks[f]);
                         if ct.o1_timeslice_left > 0 && ct.o1_prio <= ft.o1_prio {
                             Some(c)
                         } else {
@@ -396,14 +407,15 @@ impl Simulation {
             ClassKind::Cfs => {
                 let mut left = rq.tree.first().map(|&(_, t)| t);
                 if let Some(c) = curr
-                    && left.is_none_or(|l| self.tasks[c].vruntime < self.tasks[l].vruntime)
+                    && left
+                        .is_none_or(|l| self.core.tasks[c].vruntime < self.core.tasks[l].vruntime)
                 {
                     left = Some(c);
                 }
                 let left = left?;
                 for b in [rq.next, rq.last].into_iter().flatten() {
                     let queued_or_curr = Some(b) == curr
-                        || matches!(self.tasks[b].state, TaskState::Queued(x) if x == cpu);
+                        || matches!(self.core.tasks[b].state, TaskState::Queued(x) if x == cpu);
                     if queued_or_curr && self.wakeup_preempt_entity(b, left) < 1 {
                         return Some(b);
                     }
@@ -412,11 +424,11 @@ impl Simulation {
             }
             ClassKind::Eevdf => {
                 if let Some(c) = curr {
-                    let ct = &self.tasks[c];
+                    let ct = &self.core.tasks[c];
                     if rq.tree.is_empty() {
                         return Some(c);
                     }
-                    if self.cfg.features.run_to_parity
+                    if self.core.cfg.features.run_to_parity
                         && ct.protect_until_deadline == Some(ct.deadline)
                         && self.eligible(cpu, c)
                     {
@@ -433,7 +445,8 @@ impl Simulation {
                 }
                 if let Some(c) = curr
                     && self.eligible_given(cpu, sums, c)
-                    && best.is_none_or(|b| self.tasks[c].deadline <= self.tasks[b].deadline)
+                    && best
+                        .is_none_or(|b| self.core.tasks[c].deadline <= self.core.tasks[b].deadline)
                 {
                     best = Some(c);
                 }
@@ -444,11 +457,11 @@ impl Simulation {
 
     /// CFS `wakeup_preempt_entity(curr, se)`: 1 if `se` should preempt `curr`.
     pub(crate) fn wakeup_preempt_entity(&self, curr: TaskId, se: TaskId) -> i32 {
-        let vdiff = self.tasks[curr].vruntime - self.tasks[se].vruntime;
+        let vdiff = self.core.tasks[curr].vruntime - self.core.tasks[se].vruntime;
         if vdiff <= 0 {
             return -1;
         }
-        let gran = calc_delta_fair(self.wakeup_gran_ns(), self.tasks[se].weight);
+        let gran = calc_delta_fair(self.wakeup_gran_ns(), self.core.tasks[se].weight);
         i32::from(vdiff > gran)
     }
 
@@ -463,26 +476,28 @@ impl Simulation {
         let Some(curr) = self.curr_runnable(cpu) else {
             return false;
         };
-        if curr == p || !self.cfg.features.wakeup_preemption && self.cfg.class != ClassKind::O1 {
+        if curr == p
+            || !self.core.cfg.features.wakeup_preemption && self.core.cfg.class != ClassKind::O1
+        {
             return false;
         }
-        match self.cfg.class {
-            ClassKind::O1 => !sync && self.tasks[p].o1_prio < self.tasks[curr].o1_prio,
+        match self.core.cfg.class {
+            ClassKind::O1 => !sync && self.core.tasks[p].o1_prio < self.core.tasks[curr].o1_prio,
             ClassKind::Cfs => {
                 self.update_curr(cpu);
                 let nr_latency = (self.latency_ns() / self.min_gran_ns().max(1)).max(1);
-                let scale = self.cpus[cpu].nr_running as u64 >= nr_latency;
+                let scale = self.core.cpus[cpu].nr_running as u64 >= nr_latency;
                 let mut marked = false;
-                if self.cfg.features.next_buddy && scale && !fork {
-                    self.cpus[cpu].rq.next = Some(p);
+                if self.core.cfg.features.next_buddy && scale && !fork {
+                    self.core.cpus[cpu].rq.next = Some(p);
                     marked = true;
                 }
                 if self.wakeup_preempt_entity(curr, p) == 1 {
                     if !marked {
-                        self.cpus[cpu].rq.next = Some(p);
+                        self.core.cpus[cpu].rq.next = Some(p);
                     }
-                    if self.cfg.features.last_buddy && scale {
-                        self.cpus[cpu].rq.last = Some(curr);
+                    if self.core.cfg.features.last_buddy && scale {
+                        self.core.cpus[cpu].rq.last = Some(curr);
                     }
                     return true;
                 }
@@ -490,11 +505,11 @@ impl Simulation {
             }
             ClassKind::Eevdf => {
                 self.update_curr(cpu);
-                if self.cfg.features.preempt_short {
-                    let (ps, cs) = (self.tasks[p].slice, self.tasks[curr].slice);
+                if self.core.cfg.features.preempt_short {
+                    let (ps, cs) = (self.core.tasks[p].slice, self.core.tasks[curr].slice);
                     if ps < cs
                         && self.eligible(cpu, p)
-                        && self.tasks[p].deadline < self.tasks[curr].deadline
+                        && self.core.tasks[p].deadline < self.core.tasks[curr].deadline
                     {
                         return true;
                     }
@@ -510,22 +525,22 @@ impl Simulation {
             return false;
         };
         self.update_curr(cpu);
-        if self.cpus[cpu].nr_running <= 1 {
+        if self.core.cpus[cpu].nr_running <= 1 {
             return false;
         }
-        match self.cfg.class {
+        match self.core.cfg.class {
             ClassKind::O1 => {
-                if self.tasks[curr].o1_timeslice_left == 0 {
+                if self.core.tasks[curr].o1_timeslice_left == 0 {
                     return true;
                 }
                 self.pick_next(cpu) != Some(curr)
             }
             ClassKind::Cfs => {
                 let ideal = self.sched_slice(cpu, curr);
-                let t = &self.tasks[curr];
+                let t = &self.core.tasks[curr];
                 let ran = t.sum_exec - t.prev_sum_exec;
                 if ran > ideal {
-                    let rq = &mut self.cpus[cpu].rq;
+                    let rq = &mut self.core.cpus[cpu].rq;
                     if rq.next == Some(curr) {
                         rq.next = None;
                     }
@@ -537,19 +552,21 @@ impl Simulation {
                 if ran < self.min_gran_ns() {
                     return false;
                 }
-                let Some(&(first_v, _)) = self.cpus[cpu].rq.tree.first() else {
+                let Some(&(first_v, _)) = self.core.cpus[cpu].rq.tree.first() else {
                     return false;
                 };
                 let d = t.vruntime - first_v;
                 d > ideal as i64
             }
-            ClassKind::Eevdf => self.cpus[cpu].need_resched || self.pick_next(cpu) != Some(curr),
+            ClassKind::Eevdf => {
+                self.core.cpus[cpu].need_resched || self.pick_next(cpu) != Some(curr)
+            }
         }
     }
 
     /// Bookkeeping when `t` becomes curr.
     pub(crate) fn set_next_entity(&mut self, t: TaskId, now: Time) {
-        let task = &mut self.tasks[t];
+        let task = &mut self.core.tasks[t];
         task.exec_start = now;
         task.prev_sum_exec = task.sum_exec;
         task.protect_until_deadline = Some(task.deadline);

@@ -7,7 +7,6 @@
 //! every wakeup goes through the one placement path.
 
 use crate::task::TaskId;
-use crate::time::Time;
 use schedlab_topo::CpuId;
 use std::collections::VecDeque;
 
@@ -92,10 +91,8 @@ pub struct Msg {
     /// Payload bytes.
     pub bytes: u64,
     /// CPU that wrote it (decides the reader's transfer cost). A `u32` keeps a message at
-    /// 24 bytes: hackbench with 400 groups holds millions of them in socket buffers.
+    /// 16 bytes: hackbench with 400 groups holds millions of them in socket buffers.
     pub cpu: u32,
-    /// When it was written.
-    pub time: Time,
     /// Pipe: buffers freed when this message is consumed.
     closes: u32,
 }
@@ -168,9 +165,9 @@ impl Channel {
         }
     }
 
-    /// Tries to queue a message of `bytes` written on `cpu` at `now`. Messages are atomic: a
+    /// Tries to queue a message of `bytes` written on `cpu`. Messages are atomic: a
     /// message larger than the whole channel is accepted only into an empty channel.
-    pub fn try_send(&mut self, bytes: u64, cpu: CpuId, now: Time) -> SendOutcome {
+    pub fn try_send(&mut self, bytes: u64, cpu: CpuId) -> SendOutcome {
         let was_empty = self.queue.is_empty();
         match self.kind {
             ChannelKind::Pipe { pages, page_bytes } => {
@@ -200,7 +197,6 @@ impl Channel {
                 self.queue.push_back(Msg {
                     bytes,
                     cpu: cpu.index() as u32,
-                    time: now,
                     closes,
                 });
                 SendOutcome::Sent {
@@ -219,7 +215,6 @@ impl Channel {
                 self.queue.push_back(Msg {
                     bytes,
                     cpu: cpu.index() as u32,
-                    time: now,
                     closes: 0,
                 });
                 SendOutcome::Sent { wake_reader: true }
@@ -228,21 +223,20 @@ impl Channel {
                 if self.queue.len() > qlen as usize {
                     return SendOutcome::Full;
                 }
-                self.push(bytes, cpu, now);
+                self.push(bytes, cpu);
                 SendOutcome::Sent { wake_reader: true }
             }
             ChannelKind::Udp => {
-                self.push(bytes, cpu, now);
+                self.push(bytes, cpu);
                 SendOutcome::Sent { wake_reader: true }
             }
         }
     }
 
-    fn push(&mut self, bytes: u64, cpu: CpuId, now: Time) {
+    fn push(&mut self, bytes: u64, cpu: CpuId) {
         self.queue.push_back(Msg {
             bytes,
             cpu: cpu.index() as u32,
-            time: now,
             closes: 0,
         });
     }
@@ -326,7 +320,7 @@ mod tests {
     fn a_unix_datagram_sender_blocks_above_the_queue_limit_and_a_read_frees_one() {
         let mut c = Channel::new(ChannelKind::unix_dgram());
         let mut n = 0;
-        while let SendOutcome::Sent { wake_reader } = c.try_send(100, CpuId::new(0), 0) {
+        while let SendOutcome::Sent { wake_reader } = c.try_send(100, CpuId::new(0)) {
             assert!(wake_reader);
             n += 1;
         }
@@ -337,7 +331,7 @@ mod tests {
         };
         assert_eq!(wake_writers, 1);
         assert!(matches!(
-            c.try_send(100, CpuId::new(0), 0),
+            c.try_send(100, CpuId::new(0)),
             SendOutcome::Sent { .. }
         ));
     }
@@ -347,23 +341,23 @@ mod tests {
         let mut c = Channel::new(ChannelKind::Udp);
         for _ in 0..10_000 {
             assert!(matches!(
-                c.try_send(1000, CpuId::new(0), 0),
+                c.try_send(1000, CpuId::new(0)),
                 SendOutcome::Sent { .. }
             ));
         }
     }
 
     #[test]
-    fn a_message_in_a_buffer_takes_24_bytes() {
+    fn a_message_in_a_buffer_takes_16_bytes() {
         // Socket buffers of big hackbench runs hold millions of messages.
-        assert_eq!(std::mem::size_of::<Msg>(), 24);
+        assert_eq!(std::mem::size_of::<Msg>(), 16);
     }
 
     #[test]
     fn pipe_holds_640_hundred_byte_messages() {
         let mut c = Channel::new(ChannelKind::pipe());
         let mut n = 0;
-        while let SendOutcome::Sent { .. } = c.try_send(100, CpuId::new(0), 0) {
+        while let SendOutcome::Sent { .. } = c.try_send(100, CpuId::new(0)) {
             n += 1;
             assert!(n < 10_000);
         }
@@ -373,7 +367,7 @@ mod tests {
             panic!()
         };
         assert_eq!(wake_writers, 0);
-        assert_eq!(c.try_send(100, CpuId::new(0), 0), SendOutcome::Full);
+        assert_eq!(c.try_send(100, CpuId::new(0)), SendOutcome::Full);
         let mut freed = 0;
         for _ in 0..39 {
             if let RecvOutcome::Got { wake_writers, .. } = c.try_recv() {
@@ -382,7 +376,7 @@ mod tests {
         }
         assert_eq!(freed, 1);
         assert!(matches!(
-            c.try_send(100, CpuId::new(0), 0),
+            c.try_send(100, CpuId::new(0)),
             SendOutcome::Sent { wake_reader: false }
         ));
     }
@@ -391,11 +385,11 @@ mod tests {
     fn pipe_wakes_reader_only_when_empty() {
         let mut c = Channel::new(ChannelKind::pipe());
         assert_eq!(
-            c.try_send(4, CpuId::new(0), 0),
+            c.try_send(4, CpuId::new(0)),
             SendOutcome::Sent { wake_reader: true }
         );
         assert_eq!(
-            c.try_send(4, CpuId::new(0), 0),
+            c.try_send(4, CpuId::new(0)),
             SendOutcome::Sent { wake_reader: false }
         );
     }
@@ -404,7 +398,7 @@ mod tests {
     fn unix_socket_holds_about_250_messages_and_wakes_writers_at_a_quarter() {
         let mut c = Channel::new(ChannelKind::unix());
         let mut n = 0;
-        while let SendOutcome::Sent { wake_reader } = c.try_send(100, CpuId::new(0), 0) {
+        while let SendOutcome::Sent { wake_reader } = c.try_send(100, CpuId::new(0)) {
             assert!(wake_reader);
             n += 1;
         }

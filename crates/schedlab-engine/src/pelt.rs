@@ -125,14 +125,8 @@ impl Signal {
         self.last = now;
     }
 
-    /// The average at `now` assuming nothing accrued since `last` (a blocked entity).
-    pub fn avg_idle_at(&self, now: Time) -> f64 {
-        let mut s = *self;
-        s.advance(now, 0.0);
-        s.sum / divider(now)
-    }
-
     /// The average after an `advance(now, ..)`.
+    #[cfg(test)]
     pub fn avg(&self) -> f64 {
         self.sum / divider(self.last)
     }

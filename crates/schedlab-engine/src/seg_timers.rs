@@ -103,6 +103,7 @@ impl SegTimers {
     }
 
     /// Number of armed slots (a diagnostic; O(CPUs)).
+    #[cfg(test)]
     pub fn armed(&self) -> usize {
         self.keys.iter().filter(|&&k| k != IDLE).count()
     }

@@ -1,12 +1,15 @@
 //! The discrete-event core: the [`Simulation`] struct, its construction, the run loop and
-//! the dispatch of events, and the results API. The machinery lives in child modules, each
-//! adding methods to `Simulation`:
+//! the dispatch of events, and the results API. Its state is owned by subsystems (`parts`:
+//! `core`, `objects`, `idle`, `net`, `stats`, `run`); this file reads and writes all of
+//! them. The machinery lives in child modules, each adding methods to `Simulation`:
 //!
+//! * `parts` — the subsystems, their fields and their construction;
 //! * `queue` — `EventQueue`, the one order of all pending events: `(time, seq)`, the heap with
 //!   its one-entry cache, the per-CPU segment-completion slots (`crate::seg_timers`);
 //! * `wakeup` — `try_to_wake_up` through `enqueue_arrival`, and `wakeup_preempt`;
 //! * `switch` — `schedule` .. `switch_to`, idle entry and exit;
-//! * `interp` — the op interpreter (`step_task`) and what a step's outcome does;
+//! * `interp` — the op interpreter (`step_task`) and what a step's outcome does, with the
+//!   channel ops in `interp_chan` and the synchronisation ops in `interp_sync`;
 //! * `tick` — the scheduler tick and the balancer's calls; `active` — active balancing;
 //! * `lifecycle` — fork and exit; `util_init` — a new task's initial utilisation;
 //! * `accounting` — PELT bookkeeping, busy/idle time, segment timing, final counters;
@@ -19,7 +22,7 @@
 //!
 //! One wakeup, end to end (see ARCHITECTURE.md):
 //! `Op` wakes `p` → `Simulation::try_to_wake_up` → policy `select_task_rq` (read-only view)
-//! → search and wake costs charged to the waker → chosen CPU counts the task at once
+//! → the search and wake costs, returned as a `WakeCost` and charged to the waker's op → chosen CPU counts the task at once
 //! (`pending`) → arrival after the IPI / wakelist delay → enqueue with `place_entity` →
 //! idle exit latency or a wakeup-preemption check → the task runs, paying context-switch,
 //! cache-refetch and data-transfer costs.
@@ -27,38 +30,16 @@
 use crate::balance::{BalanceOut, Balancer};
 use crate::config::SchedConfig;
 use crate::counters::Counters;
-use crate::ipc::{Barrier, Channel, Futex, Mutex};
-use crate::pelt::Signal;
 use crate::policy::{Hints, LlcHints, PlacementPolicy, SchedView, WakeFlags, wake_flags};
 use crate::profile::MachineProfile;
-use crate::rng::{SimRng, Stream, stream};
-use crate::rq::RunQueue;
 use crate::seg_timers;
-use crate::state::{Cpu, CpuMode, Task, TaskState, WaitOn};
+use crate::state::{CpuMode, TaskState, WaitOn};
 use crate::task::{TaskId, Workload};
 use crate::time::Time;
 use hdrhistogram::Histogram;
-use schedlab_topo::{CpuId, SchedDomains, Topology};
+use schedlab_topo::{CpuId, Topology};
 use schedlab_trace::Trace;
 use std::sync::Arc;
-
-/// The read-only view a policy or balancer gets, borrowing only the fields it reads. A macro,
-/// not a method, so a caller can hold it while it borrows `self.policy` or `self.balancer`
-/// mutably (a method would borrow all of `self`).
-macro_rules! sched_view {
-    ($sim:expr) => {
-        SchedView {
-            now: $sim.now,
-            topo: &$sim.topo,
-            domains: &$sim.domains,
-            cpus: &$sim.cpus,
-            tasks: &$sim.tasks,
-            cfg: &$sim.cfg,
-            profile: &$sim.profile,
-            nr_overloaded: $sim.nr_overloaded,
-        }
-    };
-}
 
 mod accounting;
 // Active balancing (the stopper pushing a possibly running task).
@@ -66,9 +47,12 @@ mod active;
 pub(crate) mod contention;
 mod cost;
 mod interp;
+mod interp_chan;
 mod interp_sync;
 mod invariants;
 mod lifecycle;
+// The subsystems that own the state.
+mod parts;
 mod queue;
 mod softirq;
 mod switch;
@@ -76,9 +60,10 @@ mod tcp_ack;
 mod tick;
 // The initial utilisation of a forked task (post_init_entity_util_avg).
 mod util_init;
-pub mod wakegraph;
+pub(crate) mod wakegraph;
 mod wakeup;
 
+use parts::{Core, Idle, Net, Objects, RunState, Stats};
 use queue::{Event, EventQueue};
 
 /// Options of one run.
@@ -112,6 +97,39 @@ impl Default for SimOptions {
     }
 }
 
+/// Why a workload cannot run on a machine ([`Simulation::new`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// The workload itself is malformed (what `Workload::validate` found).
+    #[error("{0}")]
+    Workload(String),
+    /// A task's affinity mask is empty or sized for another machine.
+    #[error("task '{comm}': affinity {affinity} is empty or sized for another machine")]
+    Affinity {
+        /// The task's command name.
+        comm: String,
+        /// The mask, as written.
+        affinity: String,
+    },
+    /// A task's home node does not exist on the machine.
+    #[error("task '{comm}': home node {node} does not exist ({nr_nodes} nodes)")]
+    HomeNode {
+        /// The task's command name.
+        comm: String,
+        /// The node asked for.
+        node: usize,
+        /// The machine's nodes.
+        nr_nodes: usize,
+    },
+}
+
+/// For callers that report errors as text: the error's message.
+impl From<SimError> for String {
+    fn from(e: SimError) -> String {
+        e.to_string()
+    }
+}
+
 /// Why a run ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EndReason {
@@ -125,71 +143,33 @@ pub enum EndReason {
     Deadlock(Vec<String>),
 }
 
-/// A simulated machine running one workload under one policy.
+/// A simulated machine running one workload under one policy. Its state is owned by
+/// subsystems (`parts.rs`), each file of `sim/` naming those it reads and writes.
 pub struct Simulation {
-    pub(crate) topo: Arc<Topology>,
-    pub(crate) domains: Arc<SchedDomains>,
-    pub(crate) profile: MachineProfile,
-    pub(crate) cfg: SchedConfig,
-    pub(crate) factor: u64,
+    /// The machine and its scheduler state (what a [`SchedView`] borrows).
+    pub(crate) core: Core,
+    /// The placement policy (`select_task_rq`).
     policy: Box<dyn PlacementPolicy>,
+    /// The load balancer.
     balancer: Box<dyn Balancer>,
-    pub(crate) now: Time,
+    /// The policy's and balancer's writable hints (per task, LLC and CPU).
+    pub(crate) hints: Hints,
+    /// The balancer's answer, reused across calls.
+    balance_out: BalanceOut,
     /// Every pending event, in `(time, seq)` order (`queue.rs`).
     events: EventQueue,
-    pub(crate) cpus: Vec<Cpu>,
-    pub(crate) tasks: Vec<Task>,
-    pub(crate) hints: Hints,
+    /// The workload being run (kernel threads' specs are appended to it).
     workload: Workload,
-    channels: Vec<Channel>,
-    futexes: Vec<Futex>,
-    mutexes: Vec<Mutex>,
-    rwlocks: Vec<crate::rwlock::RwLock>,
-    barriers: Vec<Barrier>,
-    lists: Vec<Vec<TaskId>>,
-    user_counters: Vec<f64>,
-    hists: Vec<Histogram<u64>>,
-    global_slots: Vec<Time>,
-    rng: SimRng,
-    noise: SimRng,
-    counters: Counters,
-    trace: Option<Trace>,
-    hash: u64,
-    live: usize,
-    nr_active: usize,
-    nr_timers: usize,
-    nr_idle_cpus: usize,
-    nr_waiting: usize,
-    pub(crate) nr_overloaded: usize,
-    core_busy: Vec<u8>,
-    smt: bool,
-    /// SMT siblings of each CPU, itself excluded.
-    smt_sibs: Vec<Vec<CpuId>>,
-    place_steps: [u64; 16],
-    place_affine: [u64; 16],
-    mig_levels: [u64; 16],
-    iw_last: Time,
-    executing: Option<CpuId>,
-    /// A wakeup is being issued from NET_RX softirq context (`in_serving_softirq()`).
-    in_softirq: bool,
-    /// Softirq backlogs and `ksoftirqd` threads (`sim/softirq.rs`).
-    softirq: softirq::Softirqs,
-    /// Each CPU's cpuidle governor data (`idle.rs`).
-    idle_gov: Vec<crate::idle::IdleGov>,
-    /// Idle exits by state index.
-    idle_state_exits: Vec<u64>,
-    /// Sleep timers armed on each CPU, `(expiry, task, timer_gen)`, earliest first; stale
-    /// entries are dropped when they surface (`next_timer_ns`).
-    cpu_timers: Vec<std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32, u32)>>>,
-    /// ACK state of each TCP channel's receiving socket (`sim/tcp_ack.rs`).
-    tcp_ack: Vec<tcp_ack::AckState>,
-    op_extra_cost: f64,
-    token: Vec<bool>,
-    balance_out: BalanceOut,
-    opts: SimOptions,
-    end: Option<EndReason>,
-    tgids: Vec<(u32, u32)>,
-    ran: bool,
+    /// What the tasks block on and record into.
+    objects: Objects,
+    /// The cpuidle governors and the sleep timers they see.
+    idle: Idle,
+    /// The loopback softirq and TCP ACK state.
+    net: Net,
+    /// What the run reports.
+    stats: Stats,
+    /// The run's options, random streams, liveness and end.
+    run: RunState,
 }
 
 impl Simulation {
@@ -202,172 +182,59 @@ impl Simulation {
         balancer: Box<dyn Balancer>,
         workload: Workload,
         opts: SimOptions,
-    ) -> Result<Self, String> {
-        workload.validate()?;
+    ) -> Result<Self, SimError> {
+        workload.validate().map_err(SimError::Workload)?;
         for s in &workload.specs {
             if let Some(a) = &s.affinity
                 && (a.nr_cpus() != topo.nr_cpus() || a.is_empty())
             {
-                return Err(format!(
-                    "task '{}': affinity {a} is empty or sized for another machine",
-                    s.comm
-                ));
+                return Err(SimError::Affinity {
+                    comm: s.comm.clone(),
+                    affinity: a.to_string(),
+                });
             }
             if let Some(n) = s.home_node
                 && n >= topo.nr_nodes()
             {
-                return Err(format!(
-                    "task '{}': home node {n} does not exist ({} nodes)",
-                    s.comm,
-                    topo.nr_nodes()
-                ));
+                return Err(SimError::HomeNode {
+                    comm: s.comm.clone(),
+                    node: n,
+                    nr_nodes: topo.nr_nodes(),
+                });
             }
         }
         let n = topo.nr_cpus();
-        let domains = Arc::new(SchedDomains::build(&topo, cfg.domain_era));
-        let factor = cfg.tunables.factor(n);
-        let migration_cost = cfg.tunables.migration_cost_ns;
-        let cpus = (0..n)
-            .map(|_| Cpu {
-                curr: None,
-                mode: CpuMode::Idle {
-                    since: 0,
-                    state: 0,
-                    hold: 0,
-                },
-                rq: RunQueue::default(),
-                nr_running: 0,
-                pending: 0,
-                need_resched: false,
-                seg_key: seg_timers::IDLE,
-                seg_start: 0,
-                seg_due: 0,
-                speed: 1.0,
-                tick_armed: false,
-                tick_gen: 0,
-                exit_gen: 0,
-                last_mode_change: 0,
-                busy_ns: 0,
-                idle_ns: 0,
-                prev_mm: None,
-                load: Signal::default(),
-                util: Signal::default(),
-                runnable: Signal::default(),
-                runnable_weight: 0,
-                avg_idle: 2 * migration_cost,
-                idle_stamp: Some(0),
-                max_idle_balance_cost: migration_cost,
-                cpu_load_avg: Default::default(),
-                nr_switches: 0,
-                nr_delayed: 0,
-            })
-            .collect();
         let hints = Hints {
             task: Vec::new(),
-            llc: vec![
-                LlcHints {
+            llc: (0..topo.nr_llcs())
+                .map(|i| LlcHints {
                     has_idle_cores: true,
-                    nr_idle_scan: 0,
-                    avg_scan_cost: 0.0
-                };
-                topo.nr_llcs()
-            ]
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut h)| {
-                h.nr_idle_scan = topo.llcs()[i].count() as u32;
-                h
-            })
-            .collect(),
-            cpu: vec![Default::default(); n],
-        };
-        let counters = Counters {
-            busy_ns: vec![0; n],
-            idle_ns: vec![0; n],
-            ..Default::default()
-        };
-        let trace = opts.trace.then(|| Trace {
-            nr_cpus: n as u32,
-            threads: Vec::new(),
-            events: Vec::new(),
-        });
-        let hist = || Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("static bounds");
-        let profile_states = profile.wakeup.idle_states.len();
-        let mut sim = Simulation {
-            domains,
-            profile,
-            factor,
-            policy,
-            balancer,
-            now: 0,
-            events: EventQueue::new(n),
-            cpus,
-            tasks: Vec::new(),
-            hints,
-            channels: workload
-                .channels
-                .iter()
-                .map(|c| Channel::new(c.kind))
-                .collect(),
-            futexes: vec![Futex::default(); workload.futexes],
-            mutexes: vec![Mutex::default(); workload.mutexes],
-            rwlocks: workload
-                .rwlocks
-                .iter()
-                .map(|&w| crate::rwlock::RwLock::new(w))
-                .collect(),
-            barriers: workload
-                .barriers
-                .iter()
-                .map(|&p| Barrier {
-                    parties: p,
-                    waiting: Vec::new(),
+                    nr_idle_scan: topo.llcs()[i].count() as u32,
+                    avg_scan_cost: 0.0,
                 })
                 .collect(),
-            lists: vec![Vec::new(); workload.lists],
-            user_counters: vec![0.0; workload.counters.len()],
-            hists: (0..workload.hists.len()).map(|_| hist()).collect(),
-            global_slots: vec![0; workload.global_slots],
-            rng: stream(opts.seed, Stream::Workload),
-            noise: stream(opts.seed, Stream::Machine),
-            counters,
-            trace,
-            hash: 0xcbf2_9ce4_8422_2325,
-            live: 0,
-            nr_active: 0,
-            nr_timers: 0,
-            nr_idle_cpus: n,
-            nr_waiting: 0,
-            nr_overloaded: 0,
-            core_busy: vec![0; topo.nr_cores()],
-            smt: topo.smt_present(),
-            smt_sibs: topo
-                .cpu_ids()
-                .map(|c| topo.smt_siblings(c).iter().filter(|&s| s != c).collect())
-                .collect(),
-            place_steps: [0; 16],
-            place_affine: [0; 16],
-            mig_levels: [0; 16],
-            iw_last: 0,
-            executing: None,
-            in_softirq: false,
-            softirq: softirq::Softirqs::new(n, workload.specs.len()),
-            idle_gov: vec![Default::default(); n],
-            idle_state_exits: vec![0; profile_states],
-            cpu_timers: vec![Default::default(); n],
-            tcp_ack: Vec::new(),
-            op_extra_cost: 0.0,
-            token: Vec::new(),
-            balance_out: BalanceOut::default(),
-            opts,
-            end: None,
-            tgids: Vec::new(),
-            ran: false,
-            workload,
-            topo,
-            cfg,
+            cpu: vec![Default::default(); n],
         };
-        let limit = match (sim.workload.duration_ns, sim.opts.time_limit_ns) {
+        let nr_idle_states = profile.wakeup.idle_states.len();
+        let mut sim = Simulation {
+            core: Core::new(topo, profile, cfg),
+            policy,
+            balancer,
+            hints,
+            balance_out: BalanceOut::default(),
+            events: EventQueue::new(n),
+            objects: Objects::new(&workload),
+            idle: Idle::new(n, nr_idle_states),
+            net: Net {
+                softirq: softirq::Softirqs::new(n, workload.specs.len()),
+                tcp_ack: Vec::new(),
+                in_softirq: false,
+            },
+            stats: Stats::new(n, opts.trace),
+            run: RunState::new(opts),
+            workload,
+        };
+        let limit = match (sim.workload.duration_ns, sim.run.opts.time_limit_ns) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -379,20 +246,21 @@ impl Simulation {
 
     /// Arms `cpu`'s segment-completion event at `due`; the CPU records the live key.
     fn arm_seg_done(&mut self, cpu: CpuId, due: Time) {
-        self.cpus[cpu].seg_key = self.events.arm_seg_done(cpu, due);
+        self.core.cpus[cpu].seg_key = self.events.arm_seg_done(cpu, due);
     }
 
+    #[inline]
     fn view(&self) -> SchedView<'_> {
-        sched_view!(self)
+        self.core.view()
     }
 
     /// Runs to completion (all tasks exited, time up, deadlock or event limit).
     pub fn run(&mut self) -> EndReason {
-        if !self.ran {
-            self.ran = true;
+        if !self.run.ran {
+            self.run.ran = true;
             // Pre-NOHZ kernels tick on every CPU, idle or not, so idle CPUs balance too.
             if self.balancer.wants_idle_ticks() {
-                for cpu in CpuId::range(self.cpus.len()) {
+                for cpu in CpuId::range(self.core.cpus.len()) {
                     self.arm_tick(cpu);
                 }
             }
@@ -401,56 +269,56 @@ impl Simulation {
                 self.create_task(spec, None, CpuId::new(0));
             }
         }
-        while self.end.is_none() {
+        while self.run.end.is_none() {
             let Some(e) = self.events.pop() else {
-                self.end = Some(if self.live == 0 {
+                self.run.end = Some(if self.run.live == 0 {
                     EndReason::AllExited
                 } else {
                     self.deadlock_report()
                 });
                 break;
             };
-            debug_assert!(e.time() >= self.now, "time went backwards");
-            self.now = e.time();
-            self.counters.events += 1;
-            self.hash =
-                (self.hash ^ e.time() ^ e.ev.tag().rotate_left(17)).wrapping_mul(0x0100_0000_01b3);
+            debug_assert!(e.time() >= self.core.now, "time went backwards");
+            self.core.now = e.time();
+            self.stats.counters.events += 1;
+            self.stats.hash = (self.stats.hash ^ e.time() ^ e.ev.tag().rotate_left(17))
+                .wrapping_mul(0x0100_0000_01b3);
             self.dispatch(e.ev);
-            if self.counters.events & 0xffff == 0
-                && let Some(p) = self.opts.progress
+            if self.stats.counters.events & 0xffff == 0
+                && let Some(p) = self.run.opts.progress
             {
-                p.store(self.now, std::sync::atomic::Ordering::Relaxed);
+                p.store(self.core.now, std::sync::atomic::Ordering::Relaxed);
             }
             if let Some(cpu) = self.events.take_fired() {
                 // The handler armed no new segment (the CPU idled or switched away).
-                self.events.rearm_fired(self.cpus[cpu].seg_key);
+                self.events.rearm_fired(self.core.cpus[cpu].seg_key);
             }
-            if self.opts.check_invariants
+            if self.run.opts.check_invariants
                 && let Err(msg) = self.check_invariants()
             {
                 panic!(
                     "invariant violated at t={} after {:?}: {msg}",
-                    self.now, e.ev
+                    self.core.now, e.ev
                 );
             }
-            if self.live == 0 && self.end.is_none() {
-                self.end = Some(EndReason::AllExited);
-            } else if self.end.is_none()
-                && self.nr_active == 0
-                && self.nr_timers == 0
-                && self.live > 0
+            if self.run.live == 0 && self.run.end.is_none() {
+                self.run.end = Some(EndReason::AllExited);
+            } else if self.run.end.is_none()
+                && self.run.nr_active == 0
+                && self.run.nr_timers == 0
+                && self.run.live > 0
             {
-                self.end = Some(self.deadlock_report());
+                self.run.end = Some(self.deadlock_report());
             }
-            if let Some(m) = self.opts.max_events
-                && self.counters.events >= m
-                && self.end.is_none()
+            if let Some(m) = self.run.opts.max_events
+                && self.stats.counters.events >= m
+                && self.run.end.is_none()
             {
-                self.end = Some(EndReason::EventLimit);
+                self.run.end = Some(EndReason::EventLimit);
             }
         }
         self.finish_accounting();
-        self.end.clone().unwrap_or(EndReason::AllExited)
+        self.run.end.clone().unwrap_or(EndReason::AllExited)
     }
 
     fn deadlock_report(&self) -> EndReason {
@@ -461,8 +329,8 @@ impl Simulation {
             .map(|c| c.name.clone())
             .collect();
         let mut v = Vec::new();
-        for (i, t) in self.tasks.iter().enumerate() {
-            if t.spec >= self.softirq.kthread_base {
+        for (i, t) in self.core.tasks.iter().enumerate() {
+            if t.spec >= self.net.softirq.kthread_base {
                 continue;
             }
             if let TaskState::Sleeping(w) = t.state {
@@ -481,25 +349,25 @@ impl Simulation {
             Event::SegDone { cpu } => {
                 let cpu = CpuId::new(cpu as usize);
                 let fired = self.events.seg_slot(cpu);
-                if fired != self.cpus[cpu].seg_key || self.cpus[cpu].curr.is_none() {
+                if fired != self.core.cpus[cpu].seg_key || self.core.cpus[cpu].curr.is_none() {
                     // Superseded (the CPU idled, or started an earlier segment): put the
                     // live key, if any, in the slot.
-                    self.events.rearm_fired(self.cpus[cpu].seg_key);
+                    self.events.rearm_fired(self.core.cpus[cpu].seg_key);
                     return;
                 }
-                if self.now < self.cpus[cpu].seg_due {
+                if self.core.now < self.core.cpus[cpu].seg_due {
                     // Slowed down (or replaced by a later segment) since it was armed: fire
                     // again when really due.
-                    let key = self.events.seg_key_at(self.cpus[cpu].seg_due);
-                    self.cpus[cpu].seg_key = key;
+                    let key = self.events.seg_key_at(self.core.cpus[cpu].seg_due);
+                    self.core.cpus[cpu].seg_key = key;
                     self.events.rearm_fired(key);
                     return;
                 }
-                self.cpus[cpu].seg_key = seg_timers::IDLE;
+                self.core.cpus[cpu].seg_key = seg_timers::IDLE;
                 self.events.set_fired(cpu);
-                let t = self.cpus[cpu].curr.unwrap_or_default();
-                self.tasks[t].seg_left = 0.0;
-                self.cpus[cpu].seg_start = self.now;
+                let t = self.core.cpus[cpu].curr.unwrap_or_default();
+                self.core.tasks[t].seg_left = 0.0;
+                self.core.cpus[cpu].seg_start = self.core.now;
                 self.continue_task(cpu);
             }
             Event::Tick { cpu, g_n } => self.tick(CpuId::new(cpu as usize), g_n),
@@ -510,26 +378,27 @@ impl Simulation {
             ),
             Event::CpuReady { cpu, g_n } => {
                 let cpu = CpuId::new(cpu as usize);
-                if self.cpus[cpu].exit_gen != g_n {
+                if self.core.cpus[cpu].exit_gen != g_n {
                     return;
                 }
-                if let CpuMode::Exiting { .. } = self.cpus[cpu].mode {
+                if let CpuMode::Exiting { .. } = self.core.cpus[cpu].mode {
                     self.schedule(cpu, None);
                 }
             }
             Event::Timer { task, g_n } => {
                 let t = TaskId::new(task as usize);
-                if self.tasks[t].timer_gen == g_n
-                    && self.tasks[t].state == TaskState::Sleeping(WaitOn::Timer)
+                if self.core.tasks[t].timer_gen == g_n
+                    && self.core.tasks[t].state == TaskState::Sleeping(WaitOn::Timer)
                 {
-                    self.nr_timers -= 1;
-                    self.token[t] = true;
-                    let cpu = self.tasks[t].cpu;
-                    self.try_to_wake_up(t, None, cpu, wake_flags::TTWU);
+                    self.run.nr_timers -= 1;
+                    self.objects.token[t] = true;
+                    let cpu = self.core.tasks[t].cpu;
+                    // A timer wakeup has no waker task to charge.
+                    let _ = self.try_to_wake_up(t, None, cpu, wake_flags::TTWU, 0.0);
                 }
             }
             Event::DelayedAck { ch, g_n } => self.tcp_delack_timer(ch as usize, g_n),
-            Event::Stop => self.end = Some(EndReason::TimeUp),
+            Event::Stop => self.run.end = Some(EndReason::TimeUp),
         }
     }
 
@@ -539,27 +408,27 @@ impl Simulation {
 
     /// Counters of the run (final after [`Simulation::run`]).
     pub fn counters(&self) -> &Counters {
-        &self.counters
+        &self.stats.counters
     }
     /// Current simulated time.
     pub fn now(&self) -> Time {
-        self.now
+        self.core.now
     }
     /// Value of a workload counter by index.
     pub fn user_counter(&self, id: usize) -> f64 {
-        self.user_counters[id]
+        self.objects.user_counters[id]
     }
     /// A workload histogram by index.
     pub fn user_hist(&self, id: usize) -> &Histogram<u64> {
-        &self.hists[id]
+        &self.objects.hists[id]
     }
     /// Messages delivered so far on each declared channel.
     pub fn channel_delivered(&self, ch: usize) -> u64 {
-        self.channels[ch].delivered
+        self.objects.channels[ch].delivered
     }
     /// Messages still queued on a channel.
     pub fn channel_backlog(&self, ch: usize) -> usize {
-        self.channels[ch].queue.len()
+        self.objects.channels[ch].queue.len()
     }
     /// The workload being run.
     pub fn workload(&self) -> &Workload {
@@ -571,11 +440,11 @@ impl Simulation {
     }
     /// A hash of the whole event stream (determinism checks).
     pub fn event_hash(&self) -> u64 {
-        self.hash
+        self.stats.hash
     }
     /// Takes the recorded trace (when `SimOptions::trace` was set).
     pub fn take_trace(&mut self) -> Option<Trace> {
-        self.trace.take()
+        self.stats.trace.take()
     }
     /// The policy's display name.
     pub fn policy_name(&self) -> String {
@@ -583,14 +452,15 @@ impl Simulation {
     }
     /// Number of tasks ever created.
     pub fn nr_tasks(&self) -> usize {
-        self.tasks.len()
+        self.core.tasks.len()
     }
     /// Per-task statistics: (comm, cpu time, run delay, voluntary, involuntary, migrations),
     /// of the workload's tasks (kernel threads such as `ksoftirqd` are left out).
     pub fn task_stats(&self) -> Vec<TaskStat> {
-        self.tasks
+        self.core
+            .tasks
             .iter()
-            .filter(|t| t.spec < self.softirq.kthread_base)
+            .filter(|t| t.spec < self.net.softirq.kthread_base)
             .map(|t| TaskStat {
                 comm: self.workload.specs[t.spec].comm.clone(),
                 sum_exec_ns: t.sum_exec,

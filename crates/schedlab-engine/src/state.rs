@@ -122,8 +122,11 @@ impl LoopStack {
 #[repr(C, align(64))]
 pub struct Task {
     // --- line 0-1: the op interpreter and the running segment
+    /// The program it runs (shared with its spec).
     pub program: Arc<[Op]>,
+    /// Index of the next op to run.
     pub pc: usize,
+    /// The program's open loops.
     pub loops: LoopStack,
     /// Work (ns at full speed) left in the current segment.
     pub seg_left: f64,
@@ -131,60 +134,105 @@ pub struct Task {
     /// refetches), ns at full speed: what `getrusage` reports as user time. The rest of
     /// `sum_exec` (syscalls, fork, exec, switches) is system time.
     pub user_ns: f64,
+    /// Size of the last message received (`CountLastRecv`).
     pub last_recv_bytes: u64,
+    /// Share of its compute that is memory-bound (remote-node slowdown), 0..1.
     pub mem_intensity: f64,
+    /// Scheduling state.
     pub state: TaskState,
     /// `task_cpu(p)`: where it last ran or is queued.
     pub cpu: CpuId,
     // --- line 2-3: waking a sleeping task (placement, enqueue, PELT sync)
+    /// Load weight of its nice level.
     pub weight: u64,
+    /// CFS/EEVDF virtual runtime, ns (the CFS queue key).
     pub vruntime: i64,
+    /// EEVDF virtual deadline (the EEVDF queue key).
     pub deadline: i64,
+    /// EEVDF request size, ns.
     pub slice: u64,
+    /// Lag kept across a sleep or migration (`se->vlag`).
     pub vlag: i64,
+    /// When it last started running (`se->exec_start`; the balancer's coldness).
     pub exec_start: Time,
+    /// When it last became runnable (run-delay accounting).
     pub runnable_since: Time,
+    /// Number of CPUs in `allowed` (`nr_cpus_allowed`).
     pub nr_allowed: u32,
+    /// Asleep but still queued (DELAY_DEQUEUE, `se->sched_delayed`).
     pub delayed: bool,
     // PELT
+    /// PELT load signal.
     pub load: Signal,
+    /// PELT utilisation signal.
     pub util: Signal,
+    /// When its pending wakeup was issued (wakeup latency), if one is.
     pub wake_time: Option<Time>,
+    /// A slice set by its spec (`sched_attr.sched_runtime`), ns.
     pub custom_slice: Option<u64>,
     // --- line 4-5: switching in and out
+    /// CPU time consumed, ns (`sum_exec_runtime`).
     pub sum_exec: u64,
+    /// `sum_exec` when it was last picked (`prev_sum_exec_runtime`).
     pub prev_sum_exec: u64,
+    /// RUN_TO_PARITY: the deadline its slice is protected until.
     pub protect_until_deadline: Option<i64>,
+    /// Where its working set is warm (the last CPU it ran on).
     pub last_ran_cpu: Option<CpuId>,
+    /// When it last stopped running.
     pub last_ran_end: Time,
+    /// Working-set size, bytes (refetched after a migration).
     pub ws_bytes: u64,
+    /// Time runnable but waiting, ns (`run_delay`).
     pub run_delay_ns: u64,
+    /// Run time since it last woke a task, ns (2.6.2x `avg_overlap`).
     pub ran_since_wake: u64,
+    /// EWMA of `ran_since_wake` at each block (2.6.2x `se->avg_overlap`), ns.
     pub avg_overlap: u64,
+    /// When it last woke a task.
     pub last_wakeup_ts: Time,
+    /// The NUMA node its memory is on, if placed.
     pub home_node: Option<usize>,
+    /// Address-space key: tasks sharing it switch without an mm switch.
     pub mm: u32,
+    /// Nice level.
     pub nice: i32,
+    /// Its self event was posted while it was awake (the next `WaitSelf` returns).
     pub self_posted: bool,
+    /// Blocked in `WaitChildren`: the last child's exit wakes it.
     pub waiting_children: bool,
     // --- line 6: the switch's counters and the affinity mask every placement reads (its
     // length and first words share this line)
+    /// Voluntary context switches.
     pub nr_voluntary: u64,
+    /// Involuntary context switches.
     pub nr_involuntary: u64,
+    /// CPUs it may run on (`cpus_ptr`).
     pub allowed: CpuSet,
     // --- rarely read
+    /// Generation of its sleep timer: an older timer event is stale.
     pub timer_gen: u32,
+    /// Children not yet exited.
     pub live_children: u32,
+    /// Index of its spec in the workload (kernel threads come after the workload's).
     pub spec: SpecId,
+    /// The task that forked it.
     pub parent: Option<TaskId>,
+    /// Migrations.
     pub nr_migrations: u64,
     /// Remaining spin budget of a lock attempt in progress.
     pub spin_left: u64,
+    /// When it was created (the phase of its periodic `Timer`).
     pub started_at: Time,
+    /// O(1) dynamic priority (its queue key's high bits).
     pub o1_prio: i32,
+    /// O(1) timeslice left, ns.
     pub o1_timeslice_left: u64,
+    /// O(1) sleep average, 0..1 (the interactivity bonus).
     pub o1_sleep_avg: f64,
+    /// O(1) FIFO order within a priority (its queue key's low bits).
     pub o1_seq: u64,
+    /// Its time stamps (`Stamp(Slot::Task)`).
     pub slots: [Time; 8],
     /// In a blocking syscall (a receive or a futex wait) whose entry half is paid: the task
     /// checked, found nothing, and sleeps at its next step unless something arrived.
@@ -220,35 +268,55 @@ pub struct Cpu {
     /// Order key of the live segment-completion event (`seg_timers::IDLE` when none): the
     /// CPU's timer slot may hold an earlier, superseded key, which then fires as a no-op.
     pub seg_key: u128,
+    /// The running task, if any.
     pub curr: Option<TaskId>,
     /// When the running segment completes at the current speed.
     pub seg_due: Time,
+    /// When the running segment (or its current speed) started.
     pub seg_start: Time,
+    /// Work done per ns (below 1 while its SMT sibling is busy).
     pub speed: f64,
     /// CFS tasks queued or running here (`cfs.h_nr_running`, delayed ones included).
     pub nr_running: u32,
     /// Wakeups selected for this CPU and not yet enqueued (`ttwu_pending`).
     pub pending: u32,
+    /// Idle, leaving idle or busy.
     pub mode: CpuMode,
+    /// A reschedule is pending (`TIF_NEED_RESCHED`).
     pub need_resched: bool,
+    /// Its scheduler tick is armed.
     pub tick_armed: bool,
+    /// Generation of its tick: an older tick event is stale.
     pub tick_gen: u32,
+    /// Generation of its idle exit: an older `CpuReady` event is stale.
     pub exit_gen: u32,
     /// Σ weights of runnable tasks here (the instantaneous `rq.load.weight`).
     pub runnable_weight: u64,
+    /// Address space of the last task that ran here (`active_mm`).
     pub prev_mm: Option<u32>,
+    /// Context switches here.
     pub nr_switches: u64,
+    /// The runqueue.
     pub rq: RunQueue,
+    /// Average idle period, ns (`rq->avg_idle`, the newidle gate).
     pub avg_idle: u64,
+    /// Longest newidle balance, ns (`rq->max_idle_balance_cost`, caps `avg_idle`).
     pub max_idle_balance_cost: u64,
     // PELT of the CPU: load incl. blocked tasks, running time, load of runnable tasks only
     // (one cache line: the balancer reads them for every CPU it looks at).
+    /// PELT load, blocked tasks included.
     pub load: Signal,
+    /// PELT utilisation (running time).
     pub util: Signal,
+    /// PELT load of runnable tasks only.
     pub runnable: Signal,
+    /// When it went idle (`rq->idle_stamp`), while idle.
     pub idle_stamp: Option<Time>,
+    /// When it last went busy or idle (busy/idle time accounting).
     pub last_mode_change: Time,
+    /// Busy time accounted so far, ns.
     pub busy_ns: u64,
+    /// Idle time accounted so far, ns.
     pub idle_ns: u64,
     /// Tasks kept queued by DELAY_DEQUEUE.
     pub nr_delayed: u32,

@@ -14,6 +14,7 @@ pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod runner;
+pub mod simulate;
 pub mod table;
 pub mod validate;
 

@@ -5,7 +5,8 @@
 
 use crate::ExperimentError;
 use crate::plan::{Plan, RunKey};
-use schedlab_engine::{EndReason, MachineProfile, SimOptions, Simulation};
+use crate::simulate::SimRecipe;
+use schedlab_engine::{EndReason, MachineProfile, SimOptions};
 use schedlab_metrics::BenchResult;
 use schedlab_topo::Topology;
 use schedlab_topo::spec::{TopologyOptions, parse_topology};
@@ -307,15 +308,9 @@ pub fn run_one(
         .map_err(|e| ExperimentError::Input(e.to_string()))?;
     let seed = plan.seed(key.rep);
     let variant = &plan.experiment.variants[key.variant];
-    let built = schedlab_policies::build(variant, &machine.topo, seed)
-        .map_err(|e| ExperimentError::Input(e.to_string()))?;
-    let name = built.name.clone();
-    let mut sim = Simulation::new(
-        machine.topo.clone(),
-        machine.profile.clone(),
-        built.config,
-        built.policy,
-        built.balancer,
+    let recipe = SimRecipe::new(variant, machine.topo.clone(), machine.profile.clone(), seed)?;
+    let name = recipe.name().to_string();
+    let (mut sim, end) = recipe.run(
         inst.workload.clone(),
         SimOptions {
             seed,
@@ -323,9 +318,7 @@ pub fn run_one(
             progress: Some(&SIM_TIME_NS),
             ..Default::default()
         },
-    )
-    .map_err(ExperimentError::Input)?;
-    let end = sim.run();
+    )?;
     if let EndReason::Deadlock(blocked) = &end {
         return Err(ExperimentError::Run(format!(
             "{} under {name} deadlocked at t={} ns; blocked: {}",

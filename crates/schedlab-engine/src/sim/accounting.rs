@@ -1,6 +1,10 @@
 //! Accounting: the PELT bookkeeping of tasks and CPUs (sync to now, join/leave the runnable
 //! sums, move a task's contribution on migration), busy/idle time per CPU, idle-while-waiting
 //! time, SMT speed of the running segment, and the final counters of a run.
+//!
+//! State: reads and writes `core` (CPU and task PELT, busy/idle time, SMT speed), `stats`
+//! (counters, migration levels, idle-while-waiting time) and `idle` (the idle-CPU count);
+//! reads `run` (which CPU is executing).
 
 use super::Simulation;
 use crate::config::ClassKind;
@@ -14,50 +18,51 @@ use schedlab_trace::TraceEvent;
 
 impl Simulation {
     pub(super) fn finish_accounting(&mut self) {
-        for cpu in CpuId::range(self.cpus.len()) {
+        for cpu in CpuId::range(self.core.cpus.len()) {
             self.account_mode(cpu);
         }
         self.flush_iw();
-        self.counters.elapsed_ns = self.now;
-        self.counters.place_steps = Step::ALL
+        self.stats.counters.elapsed_ns = self.core.now;
+        self.stats.counters.place_steps = Step::ALL
             .iter()
-            .filter(|&&st| self.place_steps[st as usize] > 0)
+            .filter(|&&st| self.stats.place_steps[st as usize] > 0)
             .map(|&st| {
                 (
                     PlacementRecord::step_name(st).to_string(),
-                    self.place_steps[st as usize],
+                    self.stats.place_steps[st as usize],
                 )
             })
             .collect();
-        self.counters.place_affine = Affine::ALL
+        self.stats.counters.place_affine = Affine::ALL
             .iter()
-            .filter(|&&a| self.place_affine[a as usize] > 0)
+            .filter(|&&a| self.stats.place_affine[a as usize] > 0)
             .map(|&a| {
                 (
                     PlacementRecord::affine_name(a).to_string(),
-                    self.place_affine[a as usize],
+                    self.stats.place_affine[a as usize],
                 )
             })
             .collect();
-        self.counters.idle_states = self
+        self.stats.counters.idle_states = self
+            .idle
             .idle_state_exits
             .iter()
             .enumerate()
             .filter(|&(_, &k)| k > 0)
-            .map(|(i, &k)| (self.profile.wakeup.idle_states[i].name.clone(), k))
+            .map(|(i, &k)| (self.core.profile.wakeup.idle_states[i].name.clone(), k))
             .collect();
-        self.counters.migrations_by_level = (0..16)
-            .filter(|&i| self.mig_levels[i] > 0)
-            .map(|i| (level_name(i), self.mig_levels[i]))
+        self.stats.counters.migrations_by_level = (0..16)
+            .filter(|&i| self.stats.mig_levels[i] > 0)
+            .map(|i| (level_name(i), self.stats.mig_levels[i]))
             .collect();
-        self.counters.run_delay_ns = self.tasks.iter().map(|t| t.run_delay_ns).sum();
-        self.counters.busy_ns = self.cpus.iter().map(|c| c.busy_ns).collect();
-        self.counters.idle_ns = self.cpus.iter().map(|c| c.idle_ns).collect();
+        self.stats.counters.run_delay_ns = self.core.tasks.iter().map(|t| t.run_delay_ns).sum();
+        self.stats.counters.busy_ns = self.core.cpus.iter().map(|c| c.busy_ns).collect();
+        self.stats.counters.idle_ns = self.core.cpus.iter().map(|c| c.idle_ns).collect();
     }
 
     pub(super) fn sync_cpu_pelt(&mut self, cpu: CpuId) {
-        let now = self.now;
-        let c = &mut self.cpus[cpu];
+        let now = self.core.now;
+        let c = &mut self.core.cpus[cpu];
         c.load.advance(now, c.runnable_weight as f64);
         c.util
             .advance(now, if c.curr.is_some() { 1.0 } else { 0.0 });
@@ -65,8 +70,8 @@ impl Simulation {
     }
 
     pub(super) fn sync_task_pelt(&mut self, t: TaskId) {
-        let now = self.now;
-        let task = &mut self.tasks[t];
+        let now = self.core.now;
+        let task = &mut self.core.tasks[t];
         let (runnable, running) = match task.state {
             TaskState::Running(_) => (1.0, 1.0),
             TaskState::Queued(_) => (1.0, 0.0),
@@ -80,12 +85,12 @@ impl Simulation {
     /// `t` becomes runnable on `cpu`: counts, the instantaneous load and the runnable-load
     /// PELT sum (task and CPU signals must be synced to now).
     pub(super) fn join_runnable(&mut self, cpu: CpuId, t: TaskId) {
-        let w = self.tasks[t].weight;
-        let rl = self.tasks[t].load.sum * w as f64;
-        let c = &mut self.cpus[cpu];
+        let w = self.core.tasks[t].weight;
+        let rl = self.core.tasks[t].load.sum * w as f64;
+        let c = &mut self.core.cpus[cpu];
         c.nr_running += 1;
         if c.nr_running == 2 {
-            self.nr_overloaded += 1;
+            self.core.nr_overloaded += 1;
         }
         c.runnable_weight += w;
         c.runnable.sum += rl;
@@ -93,12 +98,12 @@ impl Simulation {
 
     /// `t` stops being runnable on `cpu` (the reverse of [`Self::join_runnable`]).
     pub(super) fn leave_runnable(&mut self, cpu: CpuId, t: TaskId) {
-        let w = self.tasks[t].weight;
-        let rl = self.tasks[t].load.sum * w as f64;
-        let c = &mut self.cpus[cpu];
+        let w = self.core.tasks[t].weight;
+        let rl = self.core.tasks[t].load.sum * w as f64;
+        let c = &mut self.core.cpus[cpu];
         c.nr_running -= 1;
         if c.nr_running == 1 {
-            self.nr_overloaded -= 1;
+            self.core.nr_overloaded -= 1;
         }
         c.runnable_weight -= w;
         c.runnable.sum = (c.runnable.sum - rl).max(0.0);
@@ -106,49 +111,50 @@ impl Simulation {
 
     /// Moves a task's attachment (CPU, PELT contribution, relative vruntime) to `to`.
     pub(super) fn migrate_task(&mut self, t: TaskId, to: CpuId, by_balance: bool) {
-        let from = self.tasks[t].cpu;
+        let from = self.core.tasks[t].cpu;
         if from == to {
             return;
         }
         self.sync_task_pelt(t);
         self.sync_cpu_pelt(from);
         self.sync_cpu_pelt(to);
-        let w = self.tasks[t].weight as f64;
-        let (ls, us) = (self.tasks[t].load.sum, self.tasks[t].util.sum);
+        let w = self.core.tasks[t].weight as f64;
+        let (ls, us) = (self.core.tasks[t].load.sum, self.core.tasks[t].util.sum);
         {
-            let c = &mut self.cpus[from];
+            let c = &mut self.core.cpus[from];
             c.load.sum = (c.load.sum - ls * w).max(0.0);
             c.util.sum = (c.util.sum - us).max(0.0);
         }
         {
-            let c = &mut self.cpus[to];
+            let c = &mut self.core.cpus[to];
             c.load.sum += ls * w;
             c.util.sum += us;
         }
-        if self.cfg.class == ClassKind::Cfs {
+        if self.core.cfg.class == ClassKind::Cfs {
             // Pre-6.6: vruntime travels relative to min_vruntime.
-            let task = &mut self.tasks[t];
-            task.vruntime =
-                task.vruntime - self.cpus[from].rq.min_vruntime + self.cpus[to].rq.min_vruntime;
+            let task = &mut self.core.tasks[t];
+            task.vruntime = task.vruntime - self.core.cpus[from].rq.min_vruntime
+                + self.core.cpus[to].rq.min_vruntime;
         }
-        self.tasks[t].cpu = to;
-        self.tasks[t].nr_migrations += 1;
+        self.core.tasks[t].cpu = to;
+        self.core.tasks[t].nr_migrations += 1;
         if by_balance {
-            self.counters.migrations_balance += 1;
+            self.stats.counters.migrations_balance += 1;
         } else {
-            self.counters.migrations_wake += 1;
+            self.stats.counters.migrations_wake += 1;
         }
         let level = self
+            .core
             .domains
             .lowest_spanning(from, to)
             .map_or(15, |d| level_index(d.level));
-        self.mig_levels[level] += 1;
-        if let Some(tr) = &mut self.trace {
+        self.stats.mig_levels[level] += 1;
+        if let Some(tr) = &mut self.stats.trace {
             tr.events.push(TraceEvent::MigrateTask {
-                ts_ns: self.now,
-                cpu: self.executing.unwrap_or(from).index() as u32,
+                ts_ns: self.core.now,
+                cpu: self.run.executing.unwrap_or(from).index() as u32,
                 pid: t.pid(),
-                prio: 120 + self.tasks[t].nice,
+                prio: 120 + self.core.tasks[t].nice,
                 orig_cpu: from.index() as u32,
                 dest_cpu: to.index() as u32,
             });
@@ -157,8 +163,8 @@ impl Simulation {
 
     /// Closes `cpu`'s current busy or idle interval at now.
     pub(super) fn account_mode(&mut self, cpu: CpuId) {
-        let now = self.now;
-        let c = &mut self.cpus[cpu];
+        let now = self.core.now;
+        let c = &mut self.core.cpus[cpu];
         let d = now - c.last_mode_change;
         if c.curr.is_some() {
             c.busy_ns += d;
@@ -169,41 +175,41 @@ impl Simulation {
     }
 
     pub(super) fn flush_iw(&mut self) {
-        if self.nr_waiting > 0 {
-            self.counters.idle_while_waiting_ns +=
-                (self.now - self.iw_last) * self.nr_idle_cpus as u64;
+        if self.run.nr_waiting > 0 {
+            self.stats.counters.idle_while_waiting_ns +=
+                (self.core.now - self.stats.iw_last) * self.idle.nr_idle_cpus as u64;
         }
-        self.iw_last = self.now;
+        self.stats.iw_last = self.core.now;
     }
 
     pub(super) fn set_waiting(&mut self, delta: isize) {
         self.flush_iw();
-        self.nr_waiting = (self.nr_waiting as isize + delta) as usize;
+        self.run.nr_waiting = (self.run.nr_waiting as isize + delta) as usize;
     }
 
     /// Sets `curr` of a CPU, keeping busy/idle accounting and SMT speeds right.
     pub(super) fn set_curr(&mut self, cpu: CpuId, curr: Option<TaskId>) {
-        let was_busy = self.cpus[cpu].curr.is_some();
+        let was_busy = self.core.cpus[cpu].curr.is_some();
         let busy = curr.is_some();
         if was_busy != busy {
             self.account_mode(cpu);
             self.flush_iw();
-            let core = self.topo.cpu(cpu).core;
+            let core = self.core.topo.cpu(cpu).core;
             if busy {
-                self.nr_idle_cpus -= 1;
-                self.core_busy[core] += 1;
+                self.idle.nr_idle_cpus -= 1;
+                self.core.core_busy[core] += 1;
             } else {
-                self.nr_idle_cpus += 1;
-                self.core_busy[core] -= 1;
+                self.idle.nr_idle_cpus += 1;
+                self.core.core_busy[core] -= 1;
             }
             // Utilisation accrues while busy: close the interval before the level changes.
             self.sync_cpu_pelt(cpu);
         }
-        self.cpus[cpu].curr = curr;
-        if was_busy != busy && self.smt {
-            for i in 0..self.smt_sibs[cpu].len() {
-                let s = self.smt_sibs[cpu][i];
-                if self.cpus[s].curr.is_some() && self.executing != Some(s) {
+        self.core.cpus[cpu].curr = curr;
+        if was_busy != busy && self.core.smt {
+            for i in 0..self.core.smt_sibs[cpu].len() {
+                let s = self.core.smt_sibs[cpu][i];
+                if self.core.cpus[s].curr.is_some() && self.run.executing != Some(s) {
                     self.settle(s);
                     self.start_segment(s);
                 }
@@ -212,30 +218,34 @@ impl Simulation {
     }
 
     pub(super) fn smt_speed(&self, cpu: CpuId) -> f64 {
-        let busy = self.core_busy[self.topo.cpu(cpu).core] as usize;
-        let v = &self.profile.cpu.smt_speed;
+        let busy = self.core.core_busy[self.core.topo.cpu(cpu).core] as usize;
+        let v = &self.core.profile.cpu.smt_speed;
         v[busy.clamp(1, v.len()) - 1]
     }
 
     /// Folds the progress of the running segment into `seg_left`.
     pub(super) fn settle(&mut self, cpu: CpuId) {
-        let Some(t) = self.cpus[cpu].curr else { return };
-        let c = &self.cpus[cpu];
-        let done = (self.now - c.seg_start) as f64 * c.speed;
-        let task = &mut self.tasks[t];
+        let Some(t) = self.core.cpus[cpu].curr else {
+            return;
+        };
+        let c = &self.core.cpus[cpu];
+        let done = (self.core.now - c.seg_start) as f64 * c.speed;
+        let task = &mut self.core.tasks[t];
         task.seg_left = (task.seg_left - done).max(0.0);
-        self.cpus[cpu].seg_start = self.now;
+        self.core.cpus[cpu].seg_start = self.core.now;
     }
 
     /// (Re)times the running segment of `cpu` at the current speed.
     pub(super) fn start_segment(&mut self, cpu: CpuId) {
-        let Some(t) = self.cpus[cpu].curr else { return };
+        let Some(t) = self.core.cpus[cpu].curr else {
+            return;
+        };
         let speed = self.smt_speed(cpu);
-        let left = self.tasks[t].seg_left;
-        let due = self.now + crate::time::ceil_u64(left / speed);
-        let c = &mut self.cpus[cpu];
+        let left = self.core.tasks[t].seg_left;
+        let due = self.core.now + crate::time::ceil_u64(left / speed);
+        let c = &mut self.core.cpus[cpu];
         c.speed = speed;
-        c.seg_start = self.now;
+        c.seg_start = self.core.now;
         c.seg_due = due;
         // A completion event already armed no later than the new due time can serve this
         // segment too: it re-arms itself when it fires early. Only an earlier due time needs

@@ -15,6 +15,9 @@
 //! goes idle without a newly-idle pass of its own (its idle balancing follows on the tick).
 //!
 //! [`BalanceOut::active`]: crate::balance::BalanceOut::active
+//!
+//! State: reads and writes `core` (runqueues, tasks) and `stats` (counters); reads `run`
+//! (which CPU is executing).
 
 use super::Simulation;
 use crate::state::TaskState;
@@ -29,32 +32,32 @@ impl Simulation {
     /// the runqueue lock.
     pub(super) fn active_balance(&mut self, t: TaskId, from: CpuId, to: CpuId) -> bool {
         if from == to
-            || !self.tasks[t].allowed.contains(to)
-            || self.tasks[t].delayed
-            || self.executing == Some(from)
+            || !self.core.tasks[t].allowed.contains(to)
+            || self.core.tasks[t].delayed
+            || self.run.executing == Some(from)
         {
             return false;
         }
-        match self.tasks[t].state {
+        match self.core.tasks[t].state {
             TaskState::Queued(c) if c == from => {
                 self.apply_migration(t, from, to);
             }
-            TaskState::Running(c) if c == from && self.cpus[from].curr == Some(t) => {
+            TaskState::Running(c) if c == from && self.core.cpus[from].curr == Some(t) => {
                 // The stopper preempts `t`: it goes back into `from`'s tree as a preempted
                 // task would, is switched out, then detached and attached on `to`.
                 self.update_curr(from);
                 self.settle(from);
                 self.sync_task_pelt(t);
                 {
-                    let task = &mut self.tasks[t];
+                    let task = &mut self.core.tasks[t];
                     task.state = TaskState::Queued(from);
-                    task.runnable_since = self.now;
+                    task.runnable_since = self.core.now;
                     task.last_ran_cpu = Some(from);
-                    task.last_ran_end = self.now;
+                    task.last_ran_end = self.core.now;
                 }
                 self.rq_insert(from, t);
                 self.set_waiting(1);
-                self.cpus[from].need_resched = false;
+                self.core.cpus[from].need_resched = false;
                 self.set_curr_none_for_balance(from, Some(t), Some(PrevState::Runnable));
                 self.apply_migration(t, from, to);
                 match self.pick_next_and_dequeue(from) {
@@ -64,9 +67,9 @@ impl Simulation {
             }
             _ => return false,
         }
-        let moved = self.tasks[t].cpu == to;
+        let moved = self.core.tasks[t].cpu == to;
         if moved {
-            self.counters.migrations_active += 1;
+            self.stats.counters.migrations_active += 1;
         }
         moved
     }

@@ -13,6 +13,9 @@
 //! Overlap: after a remote wakeup the waker keeps running (the rest of its syscall and the
 //! entry of its next blocking call) while the wakee starts on its own CPU. The time from
 //! the IPI leaving to the waker blocking is counted as overlap.
+//!
+//! State: reads `core` (profile, topology); writes `objects` (each object's last CPU),
+//! `core` (the waker's overlap) and `stats` (the contention counters).
 
 use super::Simulation;
 use super::cost::Distance;
@@ -38,19 +41,22 @@ impl Simulation {
     /// The cost of the lines of `obj` reaching `cpu` for an operation there, ns; moves
     /// the object's lines to `cpu` and counts the cost by object class.
     pub(super) fn touch(&mut self, obj: Object, cpu: CpuId) -> f64 {
-        let c = &self.profile.contention;
+        let c = &self.core.profile.contention;
         let (slot, class, lines) = match obj {
             Object::Channel(ch) => {
-                let pipe = matches!(self.channels[ch].kind, crate::ipc::ChannelKind::Pipe { .. });
+                let pipe = matches!(
+                    self.objects.channels[ch].kind,
+                    crate::ipc::ChannelKind::Pipe { .. }
+                );
                 let (class, lines) = if pipe {
                     (0, c.pipe_lines)
                 } else {
                     (1, c.socket_lines)
                 };
-                (&mut self.channels[ch].last_cpu, class, lines)
+                (&mut self.objects.channels[ch].last_cpu, class, lines)
             }
-            Object::Futex(f) => (&mut self.futexes[f].last_cpu, 2, c.futex_lines),
-            Object::Mutex(m) => (&mut self.mutexes[m].last_cpu, 3, c.lock_lines),
+            Object::Futex(f) => (&mut self.objects.futexes[f].last_cpu, 2, c.futex_lines),
+            Object::Mutex(m) => (&mut self.objects.mutexes[m].last_cpu, 3, c.lock_lines),
         };
         let last = slot.replace(cpu.index() as u32);
         let Some(last) = last.filter(|&l| l as usize != cpu.index()) else {
@@ -59,9 +65,13 @@ impl Simulation {
         if lines == 0.0 {
             return 0.0;
         }
-        let cost =
-            lines * self.refetch_per_line(Distance::of(&self.topo, CpuId::new(last as usize), cpu));
-        self.counters.contention_ns[class] += cost as u64;
+        let cost = lines
+            * self.refetch_per_line(Distance::of(
+                &self.core.topo,
+                CpuId::new(last as usize),
+                cpu,
+            ));
+        self.stats.counters.contention_ns[class] += cost as u64;
         cost
     }
 
@@ -69,14 +79,14 @@ impl Simulation {
     /// still open from an earlier wakeup).
     pub(super) fn open_overlap(&mut self, w: TaskId, at: Time) {
         self.close_overlap(w);
-        self.tasks[w].overlap_since = at;
+        self.core.tasks[w].overlap_since = at;
     }
 
     /// `w` blocks or exits (or wakes again): the overlap since its last remote wakeup ends.
     pub(super) fn close_overlap(&mut self, w: TaskId) {
-        let since = std::mem::replace(&mut self.tasks[w].overlap_since, NEVER);
+        let since = std::mem::replace(&mut self.core.tasks[w].overlap_since, NEVER);
         if since != NEVER {
-            self.counters.overlap_ns += self.now.saturating_sub(since);
+            self.stats.counters.overlap_ns += self.core.now.saturating_sub(since);
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The cost arithmetic: what moving data and working sets between CPUs costs, by how far
 //! apart they are (the machine profile's per-distance costs), and the kernel work of a
 //! channel operation.
+//!
+//! State: reads only: `core` (topology, profile, tasks) and `objects` (a channel's kind).
 
 use super::Simulation;
 use crate::ipc::ChannelKind;
@@ -30,17 +32,17 @@ impl Distance {
 impl Simulation {
     /// The profile's cost of fetching one cache line from a CPU at distance `d`.
     pub(super) fn refetch_per_line(&self, d: Distance) -> f64 {
-        self.profile.cache.refetch_ns(d.class, d.slit)
+        self.core.profile.cache.refetch_ns(d.class, d.slit)
     }
 
     /// Per-byte cost of reading data written on a CPU at distance `d`.
     pub(super) fn transfer_per_byte(&self, d: Distance) -> f64 {
-        self.profile.transfer.ns_per_byte(d.class, d.slit)
+        self.core.profile.transfer.ns_per_byte(d.class, d.slit)
     }
 
     pub(super) fn refetch_cost(&self, t: TaskId, cpu: CpuId) -> f64 {
-        let task = &self.tasks[t];
-        let c = &self.profile.cache;
+        let task = &self.core.tasks[t];
+        let c = &self.core.profile.cache;
         let lines = task.ws_bytes as f64 / c.line_bytes as f64;
         if lines == 0.0 {
             return 0.0;
@@ -48,16 +50,16 @@ impl Simulation {
         let Some(last) = task.last_ran_cpu else {
             return 0.0;
         };
-        let off_us = (self.now - task.last_ran_end) as f64 / 1e3;
+        let off_us = (self.core.now - task.last_ran_end) as f64 / 1e3;
         let hot = libm::exp2(-off_us / c.hot_half_life_us);
         // What is still hot near the CPU is cheap to refetch only on this CPU or an SMT
         // sibling; beyond, the whole working set moves at the distance's per-line cost.
         let per_line = if last == cpu {
             (1.0 - hot) * c.refetch_llc_ns
-        } else if self.topo.cpus_share_core(last, cpu) {
+        } else if self.core.topo.cpus_share_core(last, cpu) {
             hot * c.refetch_smt_ns + (1.0 - hot) * c.refetch_llc_ns
         } else {
-            self.refetch_per_line(Distance::of(&self.topo, last, cpu))
+            self.refetch_per_line(Distance::of(&self.core.topo, last, cpu))
         };
         lines * per_line
     }
@@ -65,8 +67,8 @@ impl Simulation {
     /// Kernel work of one channel operation beyond the syscall and the copy; a TCP send
     /// also runs the loopback delivery on the sender's CPU.
     pub(super) fn channel_op_ns(&self, ch: usize, send: bool) -> f64 {
-        let t = &self.profile.transfer;
-        (match self.channels[ch].kind {
+        let t = &self.core.profile.transfer;
+        (match self.objects.channels[ch].kind {
             ChannelKind::Pipe { .. } => t.pipe_op_ns,
             ChannelKind::Unix { .. } => t.unix_op_ns,
             ChannelKind::UnixDgram { .. } => t.unix_op_ns,

@@ -14,6 +14,8 @@
 //! its owner when it was armed (`tick_gen`, `exit_gen`, `timer_gen`) and the handler drops it
 //! when the owner has moved on. A CPU's segment slot may hold an earlier, superseded key;
 //! it fires as a no-op and re-arms itself with the live one (`Cpu::seg_key`).
+//!
+//! State: Owns the event queue; reads and writes nothing else.
 
 use crate::seg_timers::{self, SegTimers};
 use crate::time::Time;

@@ -22,6 +22,10 @@
 //! `ksoftirqd/N` is a task pinned to CPU N (nice 0, CFS), created when first woken and
 //! scheduled, preempted and accounted like any task; it is a kernel thread: it does not keep
 //! a run alive and is not in [`crate::Simulation::task_stats`].
+//!
+//! State: reads and writes `net` (backlogs, `ksoftirqd` threads, softirq context),
+//! `objects` (channels, wake tokens), `stats` (counters), `run` (liveness) and the workload
+//! (a kernel thread's spec); reads `core`.
 
 use super::Simulation;
 use crate::policy::wake_flags;
@@ -60,104 +64,119 @@ impl Simulation {
     /// Whether `t` is a kernel thread (`ksoftirqd`).
     #[inline]
     pub(super) fn is_kthread(&self, t: TaskId) -> bool {
-        self.tasks[t].spec >= self.softirq.kthread_base
+        self.core.tasks[t].spec >= self.net.softirq.kthread_base
     }
 
     /// `ksoftirqd_running()` (4.10-6.4): the CPU's `ksoftirqd` is runnable, so new softirqs
     /// wait for it.
     pub(super) fn softirq_deferred(&self, cpu: CpuId) -> bool {
-        self.cfg.wake.ksoftirqd == SoftirqThread::HandOver
-            && self.softirq.thread[cpu]
-                .is_some_and(|k| !matches!(self.tasks[k].state, TaskState::Sleeping(_)))
+        self.core.cfg.wake.ksoftirqd == SoftirqThread::HandOver
+            && self.net.softirq.thread[cpu]
+                .is_some_and(|k| !matches!(self.core.tasks[k].state, TaskState::Sleeping(_)))
     }
 
     /// The end of an inline loopback softirq on `cpu` that ran over `[start, end)`: a tick
     /// inside it left a softirq pending, and with `need_resched()` set (3.9 on) the rest goes
     /// to `ksoftirqd`, woken by the interrupted task `t`.
-    pub(super) fn softirq_exit(&mut self, t: TaskId, cpu: CpuId, start: u64, end: u64) {
-        if self.cfg.wake.ksoftirqd == SoftirqThread::Inline || !self.cpus[cpu].need_resched {
+    /// The wakeup is charged to `extra`, the work of `t`'s op.
+    pub(super) fn softirq_exit(
+        &mut self,
+        t: TaskId,
+        cpu: CpuId,
+        start: u64,
+        end: u64,
+        extra: &mut f64,
+    ) {
+        if self.core.cfg.wake.ksoftirqd == SoftirqThread::Inline
+            || !self.core.cpus[cpu].need_resched
+        {
             return;
         }
-        let tick = self.cfg.tunables.tick_ns().max(1);
+        let tick = self.core.cfg.tunables.tick_ns().max(1);
         if end / tick == start / tick {
             return;
         }
-        self.softirq.pending[cpu] = true;
-        self.wakeup_softirqd(t, cpu);
+        self.net.softirq.pending[cpu] = true;
+        self.wakeup_softirqd(t, cpu, extra);
     }
 
-    /// `wakeup_softirqd()`: wakes (or first creates) `cpu`'s `ksoftirqd` on behalf of `t`.
-    pub(super) fn wakeup_softirqd(&mut self, t: TaskId, cpu: CpuId) {
-        let Some(k) = self.softirq.thread[cpu] else {
-            self.counters.ksoftirqd_wakeups += 1;
+    /// `wakeup_softirqd()`: wakes (or first creates) `cpu`'s `ksoftirqd` on behalf of `t`,
+    /// charging the wakeup to `extra`.
+    pub(super) fn wakeup_softirqd(&mut self, t: TaskId, cpu: CpuId, extra: &mut f64) {
+        let Some(k) = self.net.softirq.thread[cpu] else {
+            self.stats.counters.ksoftirqd_wakeups += 1;
             self.spawn_ksoftirqd(cpu);
             return;
         };
-        if self.tasks[k].state == TaskState::Sleeping(WaitOn::SelfEvent) {
-            self.counters.ksoftirqd_wakeups += 1;
-            self.token[k] = true;
-            let was = std::mem::replace(&mut self.in_softirq, true);
-            self.try_to_wake_up(k, Some(t), cpu, wake_flags::TTWU);
-            self.in_softirq = was;
+        if self.core.tasks[k].state == TaskState::Sleeping(WaitOn::SelfEvent) {
+            self.stats.counters.ksoftirqd_wakeups += 1;
+            self.objects.token[k] = true;
+            let was = std::mem::replace(&mut self.net.in_softirq, true);
+            self.wake_from(k, t, cpu, wake_flags::TTWU, extra);
+            self.net.in_softirq = was;
         }
     }
 
     fn spawn_ksoftirqd(&mut self, cpu: CpuId) {
-        let n = self.topo.nr_cpus();
+        let n = self.core.topo.nr_cpus();
         // Its program is never read: `step_task` hands kernel threads to `step_ksoftirqd`.
         let mut spec = TaskSpec::new(format!("ksoftirqd/{cpu}"), Vec::new());
         spec.affinity = Some(CpuSet::from_cpus(n, [cpu]));
         let id = self.workload.specs.len();
         self.workload.specs.push(spec);
-        let before = self.counters.forks;
-        let k = self.create_task(id, None, cpu);
+        let before = self.stats.counters.forks;
+        let (k, _) = self.create_task(id, None, cpu);
         // A kernel thread: not a fork of the workload, and it does not keep the run alive.
-        self.counters.forks = before;
-        self.live -= 1;
-        self.softirq.thread[cpu] = Some(k);
+        self.stats.counters.forks = before;
+        self.run.live -= 1;
+        self.net.softirq.thread[cpu] = Some(k);
     }
 
     /// One step of `ksoftirqd` (`run_ksoftirqd()`): run what is pending on its CPU (the
     /// deferred loopback deliveries, each waking its reader from here), else sleep.
     pub(super) fn step_ksoftirqd(&mut self, k: TaskId, cpu: CpuId) -> StepOutcome {
-        if self.cpus[cpu].need_resched {
+        if self.core.cpus[cpu].need_resched {
             return StepOutcome::Preempt;
         }
-        self.token[k] = false;
-        let backlog = std::mem::take(&mut self.softirq.backlog[cpu]);
-        let pending = std::mem::take(&mut self.softirq.pending[cpu]);
+        self.objects.token[k] = false;
+        let backlog = std::mem::take(&mut self.net.softirq.backlog[cpu]);
+        let pending = std::mem::take(&mut self.net.softirq.pending[cpu]);
         if backlog.is_empty() && !pending {
-            self.softirq.backlog[cpu] = backlog;
+            self.net.softirq.backlog[cpu] = backlog;
             return StepOutcome::Block(WaitOn::SelfEvent);
         }
-        let delivery = self.profile.transfer.tcp_delivery_ns;
+        let delivery = self.core.profile.transfer.tcp_delivery_ns;
         let mut cost = 0.0;
+        // The wakeups' share, as an op's `extra` (`interp.rs`), after the work left unpaid.
+        let mut extra = self.run.unpaid;
         for &ch in &backlog {
             let ch = ch as usize;
             cost += delivery as f64;
-            self.counters.softirq_ns += delivery;
+            self.stats.counters.softirq_ns += delivery;
             // The message revealed is the oldest one still hidden.
-            let q = &self.channels[ch].queue;
+            let q = &self.objects.channels[ch].queue;
             let bytes = q
-                .get(q.len() - self.channels[ch].hidden as usize)
+                .get(q.len() - self.objects.channels[ch].hidden as usize)
                 .map_or(0, |m| m.bytes);
-            self.channels[ch].hidden -= 1;
+            self.objects.channels[ch].hidden -= 1;
             cost += self.tcp_segment_received(ch, cpu, bytes) as f64;
-            let kind = self.channels[ch].kind;
-            if let Some(r) = self.channels[ch].readers.pop_front() {
-                let rule = self.cfg.wake.reader(kind);
-                self.counters.wakeups_by_ksoftirqd += 1;
-                self.wake_by_rule(r, k, cpu, rule);
+            let kind = self.objects.channels[ch].kind;
+            if let Some(r) = self.objects.channels[ch].readers.pop_front() {
+                let rule = self.core.cfg.wake.reader(kind);
+                self.stats.counters.wakeups_by_ksoftirqd += 1;
+                self.wake_by_rule(r, k, cpu, rule, &mut extra);
             }
         }
         let mut backlog = backlog;
         backlog.clear();
-        if self.softirq.backlog[cpu].is_empty() {
-            self.softirq.backlog[cpu] = backlog;
+        if self.net.softirq.backlog[cpu].is_empty() {
+            self.net.softirq.backlog[cpu] = backlog;
         }
-        self.tasks[k].seg_left += cost + self.op_extra_cost;
-        self.op_extra_cost = 0.0;
-        if self.tasks[k].seg_left > 0.0 {
+        // A step that ran its work: it counts as an op (`wake_from`) and pays the unpaid.
+        self.run.ops_started += 1;
+        self.run.unpaid = 0.0;
+        self.core.tasks[k].seg_left += cost + extra;
+        if self.core.tasks[k].seg_left > 0.0 {
             StepOutcome::Run
         } else {
             StepOutcome::Block(WaitOn::SelfEvent)

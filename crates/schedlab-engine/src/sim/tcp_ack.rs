@@ -22,6 +22,9 @@
 //! channel (exact for one connection per task, as in tbench and netperf); `ato` stays at its
 //! 40 ms minimum; the loopback MSS is taken as 65,483 bytes (MTU 65,536); 5.x's pingpong
 //! threshold of three replies (4a41f453bedf, reverted in 6.x) is not modelled.
+//!
+//! State: reads and writes `net` (ACK state) and `stats` (counters); reads `core` and
+//! `objects` (a channel's kind); pushes events.
 
 use super::Simulation;
 use super::queue::Event;
@@ -64,20 +67,20 @@ impl Default for AckState {
 
 impl Simulation {
     fn ack_state(&mut self, ch: usize) -> &mut AckState {
-        if self.tcp_ack.len() <= ch {
-            self.tcp_ack.resize(ch + 1, AckState::default());
+        if self.net.tcp_ack.len() <= ch {
+            self.net.tcp_ack.resize(ch + 1, AckState::default());
         }
-        &mut self.tcp_ack[ch]
+        &mut self.net.tcp_ack[ch]
     }
 
     /// A segment of `bytes` on TCP channel `ch` was received in softirq on `cpu`: decide its
     /// ACK. Returns the work of an ACK sent now (to add to the softirq's time), else 0.
     pub(super) fn tcp_segment_received(&mut self, ch: usize, cpu: CpuId, bytes: u64) -> u64 {
-        if !matches!(self.channels[ch].kind, ChannelKind::Tcp { .. }) {
+        if !matches!(self.objects.channels[ch].kind, ChannelKind::Tcp { .. }) {
             return 0;
         }
-        let now = self.now;
-        let cost = self.profile.transfer.tcp_delivery_ns;
+        let now = self.core.now;
+        let cost = self.core.profile.transfer.tcp_delivery_ns;
         let a = self.ack_state(ch);
         a.unacked_bytes += bytes.max(1);
         a.last_rcv = now;
@@ -88,8 +91,8 @@ impl Simulation {
             }
             a.unacked_bytes = 0;
             a.pending = None;
-            self.counters.tcp_acks_now += 1;
-            self.counters.softirq_ns += cost;
+            self.stats.counters.tcp_acks_now += 1;
+            self.stats.counters.softirq_ns += cost;
             return cost;
         }
         if a.pending.is_none() {
@@ -107,17 +110,17 @@ impl Simulation {
     /// Task `t` sends on a TCP channel: the data carries the ACK its last TCP receive owes,
     /// and a reply within `ato` of that receive makes the socket interactive.
     pub(super) fn tcp_reply_sent(&mut self, t: TaskId) {
-        let Some(ch) = self.tasks[t].tcp_in else {
+        let Some(ch) = self.core.tasks[t].tcp_in else {
             return;
         };
-        let now = self.now;
+        let now = self.core.now;
         let a = self.ack_state(ch as usize);
         if now.saturating_sub(a.last_rcv) < DELACK_MIN_NS {
             a.pingpong = true;
         }
         if a.pending.take().is_some() {
             a.unacked_bytes = 0;
-            self.counters.tcp_acks_carried += 1;
+            self.stats.counters.tcp_acks_carried += 1;
         }
     }
 
@@ -130,15 +133,15 @@ impl Simulation {
         let Some(cpu) = a.pending.take() else { return };
         a.unacked_bytes = 0;
         a.pingpong = false;
-        let cost = self.profile.transfer.tcp_delivery_ns;
-        self.counters.tcp_acks_delayed += 1;
-        self.counters.softirq_ns += cost;
+        let cost = self.core.profile.transfer.tcp_delivery_ns;
+        self.stats.counters.tcp_acks_delayed += 1;
+        self.stats.counters.softirq_ns += cost;
         // The timer interrupt's softirq runs on top of whatever the CPU runs: the running
         // task's segment ends that much later. An idle CPU wakes for it and idles again.
-        if self.cpus[cpu].curr.is_some() && self.executing != Some(cpu) {
+        if self.core.cpus[cpu].curr.is_some() && self.run.executing != Some(cpu) {
             self.settle(cpu);
-            let t = self.cpus[cpu].curr.unwrap_or_default();
-            self.tasks[t].seg_left += cost as f64 * self.cpus[cpu].speed;
+            let t = self.core.cpus[cpu].curr.unwrap_or_default();
+            self.core.tasks[t].seg_left += cost as f64 * self.core.cpus[cpu].speed;
             self.start_segment(cpu);
         }
     }

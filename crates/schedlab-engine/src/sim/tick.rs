@@ -2,23 +2,25 @@
 //! `task_tick_fair`), the periodic and newly-idle balance passes (`sched_balance_rq`, formerly
 //! `load_balance`, decided by the [`crate::balance::Balancer`]), and applying the moves it
 //! returns.
+//!
+//! State: reads and writes `core` (CPUs, tasks), `stats` (counters) and the balancer's
+//! hints; pushes events; calls the balancer.
 
 use super::Simulation;
 use super::queue::Event;
 use crate::config::ClassKind;
-use crate::policy::SchedView;
 use crate::state::TaskState;
 use crate::task::TaskId;
 use schedlab_topo::CpuId;
 
 impl Simulation {
     pub(super) fn arm_tick(&mut self, cpu: CpuId) {
-        if self.cpus[cpu].tick_armed {
+        if self.core.cpus[cpu].tick_armed {
             return;
         }
-        let tick = self.cfg.tunables.tick_ns();
-        let next = (self.now / tick + 1) * tick;
-        let c = &mut self.cpus[cpu];
+        let tick = self.core.cfg.tunables.tick_ns();
+        let next = (self.core.now / tick + 1) * tick;
+        let c = &mut self.core.cpus[cpu];
         c.tick_armed = true;
         c.tick_gen = c.tick_gen.wrapping_add(1);
         let g_n = c.tick_gen;
@@ -32,11 +34,11 @@ impl Simulation {
     }
 
     pub(super) fn tick(&mut self, cpu: CpuId, g_n: u32) {
-        if self.cpus[cpu].tick_gen != g_n || !self.cpus[cpu].tick_armed {
+        if self.core.cpus[cpu].tick_gen != g_n || !self.core.cpus[cpu].tick_armed {
             return;
         }
-        self.cpus[cpu].tick_armed = false;
-        let busy = self.cpus[cpu].curr.is_some();
+        self.core.cpus[cpu].tick_armed = false;
+        let busy = self.core.cpus[cpu].curr.is_some();
         if !busy && !self.balancer.wants_idle_ticks() {
             return;
         }
@@ -44,18 +46,20 @@ impl Simulation {
         if busy {
             // scheduler_tick() refreshes cpu_load[] (update_cpu_load()) before balancing.
             let load = self.view().cpu_load(cpu);
-            let tick_ns = self.cfg.tunables.tick_ns();
-            self.cpus[cpu].cpu_load_avg.update(load, self.now, tick_ns);
+            let tick_ns = self.core.cfg.tunables.tick_ns();
+            self.core.cpus[cpu]
+                .cpu_load_avg
+                .update(load, self.core.now, tick_ns);
         }
         if busy && self.check_preempt_tick(cpu) {
-            self.counters.preempt_tick += 1;
-            self.cpus[cpu].need_resched = true;
+            self.stats.counters.preempt_tick += 1;
+            self.core.cpus[cpu].need_resched = true;
         }
         self.run_balancer(cpu, false);
-        if self.cpus[cpu].need_resched && self.cpus[cpu].curr.is_some() {
+        if self.core.cpus[cpu].need_resched && self.core.cpus[cpu].curr.is_some() {
             self.schedule(cpu, None);
         }
-        if self.cpus[cpu].curr.is_some() || self.balancer.wants_idle_ticks() {
+        if self.core.cpus[cpu].curr.is_some() || self.balancer.wants_idle_ticks() {
             self.arm_tick(cpu);
         }
     }
@@ -67,7 +71,7 @@ impl Simulation {
         out.cost_ns = 0;
         out.passes = 0;
         {
-            let view = sched_view!(self);
+            let view = self.core.view();
             if newidle {
                 self.balancer.newidle(cpu, &view, &mut self.hints, &mut out);
             } else {
@@ -75,19 +79,19 @@ impl Simulation {
             }
         }
         if out.cost_ns > 0 {
-            self.counters.balance_cost_ns += out.cost_ns;
-            if let Some(t) = self.cpus[cpu].curr
-                && self.executing != Some(cpu)
+            self.stats.counters.balance_cost_ns += out.cost_ns;
+            if let Some(t) = self.core.cpus[cpu].curr
+                && self.run.executing != Some(cpu)
             {
                 self.settle(cpu);
-                self.tasks[t].seg_left += out.cost_ns as f64;
+                self.core.tasks[t].seg_left += out.cost_ns as f64;
                 self.start_segment(cpu);
             }
         }
         if newidle {
-            self.counters.newidle_passes += u64::from(out.passes > 0);
+            self.stats.counters.newidle_passes += u64::from(out.passes > 0);
         }
-        self.counters.balance_passes += out.passes as u64;
+        self.stats.counters.balance_passes += out.passes as u64;
         let migs = std::mem::take(&mut out.migrations);
         for m in &migs {
             self.apply_migration(m.task, m.from, m.to);
@@ -103,18 +107,18 @@ impl Simulation {
     }
 
     pub(super) fn newidle_balance(&mut self, cpu: CpuId) {
-        self.cpus[cpu].idle_stamp = Some(self.now);
+        self.core.cpus[cpu].idle_stamp = Some(self.core.now);
         self.run_balancer(cpu, true);
     }
 
     pub(super) fn apply_migration(&mut self, t: TaskId, from: CpuId, to: CpuId) {
-        if self.tasks[t].state != TaskState::Queued(from)
-            || !self.tasks[t].allowed.contains(to)
+        if self.core.tasks[t].state != TaskState::Queued(from)
+            || !self.core.tasks[t].allowed.contains(to)
             || from == to
         {
             return;
         }
-        if self.tasks[t].delayed {
+        if self.core.tasks[t].delayed {
             return;
         }
         self.sync_task_pelt(t);
@@ -125,10 +129,10 @@ impl Simulation {
         self.leave_runnable(from, t);
         self.migrate_task(t, to, true);
         self.join_runnable(to, t);
-        if self.cfg.class == ClassKind::Eevdf {
+        if self.core.cfg.class == ClassKind::Eevdf {
             self.place_entity(to, t, false);
         }
-        self.tasks[t].state = TaskState::Queued(to);
+        self.core.tasks[t].state = TaskState::Queued(to);
         self.rq_insert(to, t);
         // attach_task() → wakeup_preempt(): the moved task may preempt on its new CPU.
         self.wakeup_preempt(to, t, false, false);

@@ -10,6 +10,8 @@
 //! reaching it, so the least used group (the one that received fewest or least recent forks)
 //! keeps winning and forks spread. Before 4.7 (and on the O(1) class) a new task starts at
 //! half a CPU regardless of where it lands \[M\] (`Features::util_init_bounded`).
+//!
+//! State: reads only: `core` (tasks, CPU utilisation).
 
 use super::Simulation;
 use crate::pelt;
@@ -19,8 +21,8 @@ use schedlab_topo::CpuId;
 impl Simulation {
     /// The PELT util sum a new task `t` starts with on `cpu` (before it is attached there).
     pub(super) fn initial_util_sum(&self, t: TaskId, cpu: CpuId) -> f64 {
-        let full = pelt::divider(self.now);
-        if !self.cfg.features.util_init_bounded {
+        let full = pelt::divider(self.core.now);
+        if !self.core.cfg.features.util_init_bounded {
             return full / 2.0;
         }
         let view = self.view();
@@ -29,7 +31,7 @@ impl Simulation {
         let spare_half = ((cap - cpu_util) / 2.0).max(0.0);
         let util = if cpu_util > 0.0 {
             let load = view.cpu_load(cpu) as f64;
-            (cpu_util * self.tasks[t].weight as f64 / (load + 1.0)).min(spare_half)
+            (cpu_util * self.core.tasks[t].weight as f64 / (load + 1.0)).min(spare_half)
         } else {
             spare_half
         };

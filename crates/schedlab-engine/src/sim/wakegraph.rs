@@ -28,6 +28,8 @@
 //!   barrier's last arrival, a lock release that wakes every waiter.
 //! * **lock wait**: a wakeup ending a sleep on a mutex or a reader-writer lock; its time is
 //!   from the wakee's last run end (when it blocked) to the wakeup.
+//!
+//! State: reads `core` (tasks, topology); writes `stats` (the wake-graph counters).
 
 use super::Simulation;
 use crate::state::{TaskState, WaitOn};
@@ -83,7 +85,8 @@ pub struct WakeGraph {
     pub multi_wakeups: u64,
     /// Most tasks one operation woke.
     pub max_fanout: u64,
-    /// Wakeups by what the wakee slept on, in the order of [`WAIT_KINDS`].
+    /// Wakeups by what the wakee slept on: channel, futex, wait list, lock, barrier,
+    /// children, timer (the order of `WAIT_KINDS`).
     pub woken_from: [u64; 7],
     /// Wakeups ending a sleep on a lock (mutex or reader-writer lock).
     pub lock_waits: u64,
@@ -318,12 +321,17 @@ impl Simulation {
     /// Feeds one wakeup of `p` to the wake-graph counters (called at the top of
     /// `try_to_wake_up`; reads only, decides nothing).
     pub(super) fn note_wake_graph(&mut self, p: TaskId, waker: Option<TaskId>, waker_cpu: CpuId) {
-        let (Some(w), TaskState::Sleeping(slept)) = (waker, self.tasks[p].state) else {
+        let (Some(w), TaskState::Sleeping(slept)) = (waker, self.core.tasks[p].state) else {
             return;
         };
-        let (pc, now, llc) = (self.tasks[w].pc, self.now, self.topo.llc_size(waker_cpu));
-        let blocked_at = self.tasks[p].last_ran_end;
-        self.counters
+        let (pc, now, llc) = (
+            self.core.tasks[w].pc,
+            self.core.now,
+            self.core.topo.llc_size(waker_cpu),
+        );
+        let blocked_at = self.core.tasks[p].last_ran_end;
+        self.stats
+            .counters
             .wake_graph
             .record(p, w, pc, now, llc, slept, blocked_at);
     }

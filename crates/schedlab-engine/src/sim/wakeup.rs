@@ -2,66 +2,69 @@
 //! migration of the wakee's load), the wakee's arrival after the IPI or wakelist delay, and
 //! `enqueue_arrival` (`ttwu_do_activate`: `place_entity`, the enqueue, then the idle kick or
 //! the preemption check).
+//!
+//! State: reads and writes `core` (tasks, CPUs), `stats` (counters, placement steps, trace)
+//! and the policy's hints; reads `net` (softirq context) and `run`; pushes events. The
+//! waker's cost is not written here: `try_to_wake_up` returns it as a [`WakeCost`].
 
 use super::Simulation;
 use super::queue::Event;
 use crate::config::ClassKind;
-use crate::policy::{PlacementRecord, SchedView, Step, WakeCtx, WakeFlags};
+use crate::policy::{PlacementRecord, Step, WakeCtx, WakeFlags};
 use crate::state::{CpuMode, TaskState};
 use crate::task::TaskId;
 use schedlab_topo::CpuId;
 use schedlab_trace::TraceEvent;
 
 impl Simulation {
-    /// Asks the policy for a CPU and validates the answer.
+    /// Asks the policy for a CPU and validates the answer; also returns the cost of the
+    /// search, ns, which the waker (when there is one) pays.
     pub(super) fn select_cpu(
         &mut self,
         p: TaskId,
         waker: Option<TaskId>,
         waker_cpu: CpuId,
         flags: WakeFlags,
-    ) -> CpuId {
-        let prev = self.tasks[p].cpu;
+    ) -> (CpuId, f64) {
+        let prev = self.core.tasks[p].cpu;
         let mut rec = PlacementRecord::default();
         let ctx = WakeCtx {
-            now: self.now,
+            now: self.core.now,
             wakee: p,
             waker,
             waker_cpu,
             prev_cpu: prev,
             flags,
         };
-        let cpu = if self.tasks[p].nr_allowed == 1 {
+        let cpu = if self.core.tasks[p].nr_allowed == 1 {
             rec.step = Step::Pinned;
-            self.tasks[p].allowed.first().unwrap_or(prev)
+            self.core.tasks[p].allowed.first().unwrap_or(prev)
         } else {
-            let view = sched_view!(self);
+            let view = self.core.view();
             self.policy
                 .select_task_rq(&ctx, &view, &mut self.hints, &mut rec)
         };
-        let cpu = if cpu.index() < self.cpus.len() && self.tasks[p].allowed.contains(cpu) {
+        let cpu = if cpu.index() < self.core.cpus.len() && self.core.tasks[p].allowed.contains(cpu)
+        {
             cpu
         } else {
             self.fallback_cpu(p, prev)
         };
         // Cost of deciding, charged to the waker.
-        let s = &self.profile.search;
+        let s = &self.core.profile.search;
         let search = rec.examined as u64 * s.scan_per_cpu_ns
             + rec.examined_remote as u64 * s.scan_per_cpu_remote_ns;
-        self.counters.searches += 1;
-        self.counters.cpus_examined += (rec.examined + rec.examined_remote) as u64;
-        self.counters.search_cost_ns += search;
-        if waker.is_some() {
-            self.op_extra_cost += search as f64;
-        }
-        self.place_steps[rec.step as usize] += 1;
-        self.place_affine[rec.affine as usize] += 1;
+        self.stats.counters.searches += 1;
+        self.stats.counters.cpus_examined += (rec.examined + rec.examined_remote) as u64;
+        self.stats.counters.search_cost_ns += search;
+        self.stats.place_steps[rec.step as usize] += 1;
+        self.stats.place_affine[rec.affine as usize] += 1;
         if rec.pulled() {
-            self.counters.wakeups_affine += u64::from(flags.contains(WakeFlags::TTWU));
+            self.stats.counters.wakeups_affine += u64::from(flags.contains(WakeFlags::TTWU));
         }
-        if let Some(tr) = &mut self.trace {
+        if let Some(tr) = &mut self.stats.trace {
             tr.events.push(TraceEvent::Placement {
-                ts_ns: self.now,
+                ts_ns: self.core.now,
                 cpu: waker_cpu.index() as u32,
                 waker_pid: waker.map_or(0, TaskId::pid),
                 wakee_pid: p.pid(),
@@ -71,16 +74,16 @@ impl Simulation {
                 examined: rec.examined + rec.examined_remote,
             });
         }
-        cpu
+        (cpu, search as f64)
     }
 
     /// `select_fallback_rq`: prev if allowed, else an allowed CPU on prev's node, else any.
     pub(super) fn fallback_cpu(&self, p: TaskId, prev: CpuId) -> CpuId {
-        let allowed = &self.tasks[p].allowed;
+        let allowed = &self.core.tasks[p].allowed;
         if allowed.contains(prev) {
             return prev;
         }
-        let node = self.topo.node_span(prev);
+        let node = self.core.topo.node_span(prev);
         node.iter()
             .find(|&c| allowed.contains(c))
             .or(allowed.first())
@@ -99,6 +102,9 @@ impl Simulation {
     /// the IPI to an idle CPU or the wakelist delay (`ttwu_queue_wakelist()`, TTWU_QUEUE, 3.0+,
     /// for CPUs that share no LLC) — see [`Simulation::enqueue_arrival`].
     ///
+    /// `work` is what the waker's current op has done before this wakeup; the returned
+    /// [`WakeCost`] is what the wakeup adds to it (nothing without a waker task).
+    ///
     /// Reconstructed \[M\]: the search, wake, IPI and wakelist costs are the machine
     /// profile's numbers, charged to the waker (a remote wakee cannot arrive before the
     /// waker's work that precedes the IPI); the locks (`p->pi_lock`, the runqueue locks) and
@@ -110,113 +116,80 @@ impl Simulation {
         waker: Option<TaskId>,
         waker_cpu: CpuId,
         flags: WakeFlags,
-    ) {
-        let TaskState::Sleeping(_) = self.tasks[p].state else {
-            debug_assert!(false, "waking task {p} in state {:?}", self.tasks[p].state);
-            return;
+        work: f64,
+    ) -> WakeCost {
+        let TaskState::Sleeping(_) = self.core.tasks[p].state else {
+            debug_assert!(
+                false,
+                "waking task {p} in state {:?}",
+                self.core.tasks[p].state
+            );
+            return WakeCost::NONE;
         };
         self.note_wake_graph(p, waker, waker_cpu);
         let sync = flags.contains(WakeFlags::SYNC) && waker.is_some();
         // 2.6.2x avg_overlap: how long the waker keeps running after a wakeup.
         if let Some(w) = waker {
-            self.tasks[w].ran_since_wake = 0;
-            self.tasks[w].last_wakeup_ts = self.now;
+            self.core.tasks[w].ran_since_wake = 0;
+            self.core.tasks[w].last_wakeup_ts = self.core.now;
         }
-        if self.tasks[p].delayed {
-            // Still queued (DELAY_DEQUEUE): just runnable again, no placement.
-            let cpu = self.tasks[p].cpu;
-            self.sync_task_pelt(p);
-            self.tasks[p].delayed = false;
-            self.cpus[cpu].nr_delayed -= 1;
-            self.tasks[p].state = TaskState::Queued(cpu);
-            self.tasks[p].runnable_since = self.now;
-            self.tasks[p].wake_time = Some(self.now);
-            self.nr_active += 1;
-            self.set_waiting(1);
-            self.counters.wakeups += 1;
-            // ttwu_runnable(): still on its queue, so only the preemption check.
-            self.wakeup_preempt(cpu, p, sync, false);
-            return;
+        if self.core.tasks[p].delayed {
+            self.ttwu_runnable(p, sync);
+            return WakeCost::NONE;
         }
-        self.counters.wakeups += 1;
-        if sync {
-            self.counters.wakeups_sync += 1;
-        }
-        if waker.is_none() {
-            self.counters.wakeups_irq += 1;
-        } else if !sync {
-            self.counters.wakeups_nonsync += 1;
-        }
-        if self.in_softirq {
-            self.counters.wakeups_softirq += 1;
-        }
-        if self.cfg.class == ClassKind::O1 {
-            let slept = (self.now - self.tasks[p].last_ran_end) as f64 / 1e9;
-            let t = &mut self.tasks[p];
+        self.ttwu_stat(waker, sync);
+        if self.core.cfg.class == ClassKind::O1 {
+            let slept = (self.core.now - self.core.tasks[p].last_ran_end) as f64 / 1e9;
+            let t = &mut self.core.tasks[p];
             t.o1_sleep_avg = (t.o1_sleep_avg + slept).min(1.0);
         }
-        let cpu = self.select_cpu(p, waker, waker_cpu, flags);
+        let (cpu, search) = self.select_cpu(p, waker, waker_cpu, flags);
         let view_idle = {
             let v = self.view();
             v.idle(cpu)
         };
         if view_idle {
-            self.counters.wakeups_to_idle += 1;
+            self.stats.counters.wakeups_to_idle += 1;
         }
         let remote = cpu != waker_cpu || waker.is_none();
         if cpu == waker_cpu {
-            self.counters.wakeups_local += 1;
+            self.stats.counters.wakeups_local += 1;
         } else {
-            self.counters.wakeups_remote += 1;
+            self.stats.counters.wakeups_remote += 1;
         }
+        let mut cost = WakeCost::NONE;
         if waker.is_some() {
-            self.op_extra_cost += if remote {
-                self.profile.wakeup.remote_wake_ns
+            cost.search = search;
+            cost.wake = if remote {
+                self.core.profile.wakeup.remote_wake_ns
             } else {
-                self.profile.wakeup.local_wake_ns
+                self.core.profile.wakeup.local_wake_ns
             } as f64;
         }
-        if let Some(tr) = &mut self.trace {
+        if let Some(tr) = &mut self.stats.trace {
             tr.events.push(TraceEvent::Waking {
-                ts_ns: self.now,
+                ts_ns: self.core.now,
                 cpu: waker_cpu.index() as u32,
                 pid: p.pid(),
-                prio: 120 + self.tasks[p].nice,
+                prio: 120 + self.core.tasks[p].nice,
                 target_cpu: cpu.index() as u32,
             });
         }
-        if cpu != self.tasks[p].cpu {
+        if cpu != self.core.tasks[p].cpu {
             self.migrate_task(p, cpu, false);
         }
-        self.tasks[p].state = TaskState::Waking(cpu);
-        self.tasks[p].wake_time = Some(self.now);
-        self.nr_active += 1;
-        self.cpus[cpu].pending += 1;
-        // How the wakee reaches its CPU: a local enqueue; an idle CPU polling in idle
-        // (TIF_POLLING_NRFLAG), which sees need_resched set and needs no IPI (resched_task()'s
-        // tsk_is_polling() test in 2.6.x, set_nr_and_not_polling() and ttwu_queue_remote()'s
-        // set_nr_if_polling() from 3.16); an IPI to an idle CPU; the wakelist IPI across LLCs;
-        // or a remote enqueue under the target's lock.
-        let via = if !remote {
-            Via::Local
-        } else if let CpuMode::Idle { since, state, hold } = self.cpus[cpu].mode
-            && self.cpus[cpu].curr.is_none()
-        {
-            let polling = crate::idle::state_at(&self.profile, state, since, hold, self.now)
-                .is_some_and(|s| s.polling);
-            if polling { Via::Polling } else { Via::IdleIpi }
-        } else if self.cfg.features.ttwu_queue && !self.topo.cpus_share_cache(waker_cpu, cpu) {
-            Via::Wakelist
-        } else {
-            Via::Enqueue
-        };
+        self.core.tasks[p].state = TaskState::Waking(cpu);
+        self.core.tasks[p].wake_time = Some(self.core.now);
+        self.run.nr_active += 1;
+        self.core.cpus[cpu].pending += 1;
+        let via = self.wake_path(remote, waker_cpu, cpu);
         // The waker sends an IPI at the end of its wake work: the send itself (`ipi_send_ns`
         // of `remote_wake_ns`) runs while the IPI is delivered; a polling CPU needs no send.
-        let send = self.profile.wakeup.ipi_send_ns as f64;
+        let send = self.core.profile.wakeup.ipi_send_ns as f64;
         let overlapped = match via {
             Via::IdleIpi | Via::Wakelist if waker.is_some() => send,
             Via::Polling if waker.is_some() => {
-                self.op_extra_cost = (self.op_extra_cost - send).max(0.0);
+                cost.ipi_send_saved = Some(send);
                 0.0
             }
             _ => 0.0,
@@ -225,31 +198,104 @@ impl Simulation {
         // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
         // (and, for a batch of wakeups in one op, the wakeups before it).
         let lead = match waker {
-            Some(w) => crate::time::round_u64(
-                (self.tasks[w].seg_left + self.op_extra_cost - overlapped).max(0.0),
-            ),
+            Some(w) => {
+                let mut before = work;
+                cost.charge(&mut before);
+                crate::time::round_u64((self.core.tasks[w].seg_left + before - overlapped).max(0.0))
+            }
             None => 0,
         };
         if remote && let Some(w) = waker {
-            self.open_overlap(w, self.now.saturating_add(lead));
+            self.open_overlap(w, self.core.now.saturating_add(lead));
         }
+        self.ttwu_queue(p, cpu, flags, via, waker.is_some(), lead);
+        cost
+    }
+
+    /// `ttwu_runnable()`: `p` is still queued (DELAY_DEQUEUE), so it is only made runnable
+    /// again: no placement, only the preemption check.
+    fn ttwu_runnable(&mut self, p: TaskId, sync: bool) {
+        let cpu = self.core.tasks[p].cpu;
+        self.sync_task_pelt(p);
+        self.core.tasks[p].delayed = false;
+        self.core.cpus[cpu].nr_delayed -= 1;
+        self.core.tasks[p].state = TaskState::Queued(cpu);
+        self.core.tasks[p].runnable_since = self.core.now;
+        self.core.tasks[p].wake_time = Some(self.core.now);
+        self.run.nr_active += 1;
+        self.set_waiting(1);
+        self.stats.counters.wakeups += 1;
+        self.wakeup_preempt(cpu, p, sync, false);
+    }
+
+    /// `ttwu_stat()`: counts a wakeup that places its task, by kind.
+    fn ttwu_stat(&mut self, waker: Option<TaskId>, sync: bool) {
+        self.stats.counters.wakeups += 1;
+        if sync {
+            self.stats.counters.wakeups_sync += 1;
+        }
+        if waker.is_none() {
+            self.stats.counters.wakeups_irq += 1;
+        } else if !sync {
+            self.stats.counters.wakeups_nonsync += 1;
+        }
+        if self.net.in_softirq {
+            self.stats.counters.wakeups_softirq += 1;
+        }
+    }
+
+    /// How the wakee reaches `cpu`: a local enqueue; an idle CPU polling in idle
+    /// (TIF_POLLING_NRFLAG), which sees need_resched set and needs no IPI (resched_task()'s
+    /// tsk_is_polling() test in 2.6.x, set_nr_and_not_polling() and ttwu_queue_remote()'s
+    /// set_nr_if_polling() from 3.16); an IPI to an idle CPU; the wakelist IPI across LLCs;
+    /// or a remote enqueue under the target's lock.
+    fn wake_path(&self, remote: bool, waker_cpu: CpuId, cpu: CpuId) -> Via {
+        if !remote {
+            Via::Local
+        } else if let CpuMode::Idle { since, state, hold } = self.core.cpus[cpu].mode
+            && self.core.cpus[cpu].curr.is_none()
+        {
+            let polling =
+                crate::idle::state_at(&self.core.profile, state, since, hold, self.core.now)
+                    .is_some_and(|s| s.polling);
+            if polling { Via::Polling } else { Via::IdleIpi }
+        } else if self.core.cfg.features.ttwu_queue
+            && !self.core.topo.cpus_share_cache(waker_cpu, cpu)
+        {
+            Via::Wakelist
+        } else {
+            Via::Enqueue
+        }
+    }
+
+    /// `ttwu_queue()`: enqueues `p` on `cpu` now (a local wakeup) or schedules its arrival
+    /// `lead` ns (the waker's work before the IPI) plus the path's delay from now.
+    fn ttwu_queue(
+        &mut self,
+        p: TaskId,
+        cpu: CpuId,
+        flags: WakeFlags,
+        via: Via,
+        has_waker: bool,
+        lead: u64,
+    ) {
         let delay = match via {
             Via::Local => 0,
             Via::Polling => {
-                self.counters.wakeups_polling += 1;
+                self.stats.counters.wakeups_polling += 1;
                 lead
             }
             Via::IdleIpi => {
-                self.counters.ipis += 1;
-                if waker.is_none() {
-                    0
+                self.stats.counters.ipis += 1;
+                if has_waker {
+                    lead + self.core.profile.wakeup.ipi_ns
                 } else {
-                    lead + self.profile.wakeup.ipi_ns
+                    0
                 }
             }
             Via::Wakelist => {
-                self.counters.ipis += 1;
-                lead + self.profile.wakeup.ttwu_queue_delay_ns
+                self.stats.counters.ipis += 1;
+                lead + self.core.profile.wakeup.ttwu_queue_delay_ns
             }
             Via::Enqueue => lead,
         };
@@ -257,7 +303,7 @@ impl Simulation {
             self.enqueue_arrival(p, cpu, flags, false);
         } else {
             self.events.push(
-                self.now + delay,
+                self.core.now + delay,
                 Event::Arrive {
                     task: p.index() as u32,
                     cpu: cpu.index() as u32,
@@ -268,7 +314,7 @@ impl Simulation {
     }
 
     pub(super) fn arrive(&mut self, p: TaskId, cpu: CpuId, flags: WakeFlags) {
-        if self.tasks[p].state != TaskState::Waking(cpu) {
+        if self.core.tasks[p].state != TaskState::Waking(cpu) {
             return;
         }
         self.enqueue_arrival(p, cpu, flags, false);
@@ -284,23 +330,23 @@ impl Simulation {
         flags: WakeFlags,
         initial: bool,
     ) {
-        self.cpus[cpu].pending -= 1;
+        self.core.cpus[cpu].pending -= 1;
         self.sync_task_pelt(p);
         self.sync_cpu_pelt(cpu);
         self.place_entity(cpu, p, initial);
         self.join_runnable(cpu, p);
-        self.tasks[p].state = TaskState::Queued(cpu);
-        self.tasks[p].runnable_since = self.now;
+        self.core.tasks[p].state = TaskState::Queued(cpu);
+        self.core.tasks[p].runnable_since = self.core.now;
         self.rq_insert(cpu, p);
         self.set_waiting(1);
-        if let Some(tr) = &mut self.trace
+        if let Some(tr) = &mut self.stats.trace
             && !initial
         {
             tr.events.push(TraceEvent::Wakeup {
-                ts_ns: self.now,
+                ts_ns: self.core.now,
                 cpu: cpu.index() as u32,
                 pid: p.pid(),
-                prio: 120 + self.tasks[p].nice,
+                prio: 120 + self.core.tasks[p].nice,
                 target_cpu: cpu.index() as u32,
             });
         }
@@ -319,12 +365,14 @@ impl Simulation {
     /// latency. A CPU already leaving idle, or between tasks in a newly-idle balance, picks
     /// the task by itself.
     pub(super) fn wakeup_preempt(&mut self, cpu: CpuId, p: TaskId, sync: bool, fork: bool) {
-        match self.cpus[cpu].mode {
+        match self.core.cpus[cpu].mode {
             CpuMode::Idle { .. } => self.kick_idle(cpu),
             CpuMode::Exiting { .. } => {}
             CpuMode::Busy => {
-                if self.cpus[cpu].curr.is_some() && self.check_preempt_wakeup(cpu, p, sync, fork) {
-                    self.counters.preempt_wakeup += 1;
+                if self.core.cpus[cpu].curr.is_some()
+                    && self.check_preempt_wakeup(cpu, p, sync, fork)
+                {
+                    self.stats.counters.preempt_wakeup += 1;
                     self.resched_now(cpu);
                 }
             }
@@ -340,4 +388,38 @@ enum Via {
     IdleIpi,
     Wakelist,
     Enqueue,
+}
+
+/// What one wakeup costs its waker, in the order the waker pays it: the search for a CPU,
+/// the wake itself (local or remote), and, for a CPU polling in idle, the IPI send it
+/// needs not make (`ipi_send_ns` is part of `remote_wake_ns`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[must_use]
+pub(crate) struct WakeCost {
+    /// The placement search, ns.
+    pub search: f64,
+    /// The wake, ns.
+    pub wake: f64,
+    /// The IPI send saved on a polling CPU, ns.
+    pub ipi_send_saved: Option<f64>,
+}
+
+impl WakeCost {
+    /// No cost: no waker task, or a wakee still on its queue.
+    pub(crate) const NONE: WakeCost = WakeCost {
+        search: 0.0,
+        wake: 0.0,
+        ipi_send_saved: None,
+    };
+
+    /// Adds this wakeup to `work`, the waker's work so far, in the order the waker pays it
+    /// (so a batch of wakeups sums exactly as they happen).
+    #[inline]
+    pub(crate) fn charge(self, work: &mut f64) {
+        *work += self.search;
+        *work += self.wake;
+        if let Some(send) = self.ipi_send_saved {
+            *work = (*work - send).max(0.0);
+        }
+    }
 }

@@ -3,8 +3,9 @@
 //! policies, so it has its own runner: the two placements under one variant.
 
 use crate::ExperimentError;
+use crate::simulate::SimRecipe;
 use schedlab_engine::bench::pingpong_pairs;
-use schedlab_engine::{EndReason, MachineProfile, SimOptions, Simulation};
+use schedlab_engine::{EndReason, MachineProfile, SimOptions};
 use schedlab_topo::CpuId;
 use std::sync::Arc;
 
@@ -25,19 +26,8 @@ pub fn pinned_pair(preset: &str, variant: &str, loops: u64) -> Result<(f64, f64)
         let n = topo.nr_cpus();
         w.specs[0].affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [a]));
         w.specs[1].affinity = Some(schedlab_topo::CpuSet::from_cpus(n, [b]));
-        let built = schedlab_policies::build(variant, &topo, 1)
-            .map_err(|e| ExperimentError::Input(e.to_string()))?;
-        let mut sim = Simulation::new(
-            topo.clone(),
-            MachineProfile::for_preset(preset),
-            built.config,
-            built.policy,
-            built.balancer,
-            w,
-            SimOptions::default(),
-        )
-        .map_err(ExperimentError::Input)?;
-        let end = sim.run();
+        let recipe = SimRecipe::new(variant, topo.clone(), MachineProfile::for_preset(preset), 1)?;
+        let (sim, end) = recipe.run(w, SimOptions::default())?;
         if end != EndReason::AllExited {
             return Err(ExperimentError::Run(format!(
                 "pinned pair on {preset} ended with {end:?}"
