@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A fuzzing campaign over the proptest harnesses (issue 22, point 5): each target runs in
+# A fuzzing campaign over the proptest harnesses (the suite runs 64 cases per parser; this
+# runs enough to find the rare input that panics or hangs): each target runs in
 # chunks until it has done at least CASES executions or SECONDS of wall time, whichever
 # comes first, and prints one table row with its counts. Each chunk draws a fresh random
 # seed (proptest's default), so chunks add up to one longer campaign; a failure stops the

@@ -2,7 +2,8 @@
 # Splits the instructions of `schedlab bench` scenarios into the engine's machinery and the
 # modelled kernel work, per event, under callgrind.
 #
-# Why: issue 3 asks for 10 M events per CPU second on the small scenarios. This VM has no
+# Why: the speed target is 10 M events per CPU second on the small scenarios (sweeps of
+# thousands of runs must finish in minutes). This VM has no
 # hardware counters and its timings swing, but instruction counts are exact and repeatable;
 # with the instructions per second a scenario reaches (events/s × instructions/event from
 # `schedlab bench`), they say how many instructions an event may cost at the target, and

@@ -3,9 +3,8 @@
 use crate::topo_cmd::TopologyArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use schedlab_experiment::html::PageMeta;
+use schedlab_experiment::output::{Csv, Html, Json, OutputFormat, PageMeta, Plot, PlotKind, Table};
 use schedlab_experiment::plan::{Experiment, Plan, RunKey, parse_shard, shard_from_env};
-use schedlab_experiment::plot::PlotKind;
 use schedlab_experiment::report::CompareReport;
 use schedlab_experiment::runner::{ExecOptions, Machine, run_one};
 use std::io::IsTerminal;
@@ -424,21 +423,21 @@ const PILOT_FROM: usize = 2000;
 const MAX_EST_S: f64 = 3600.0;
 
 fn emit(report: &CompareReport, out: &OutputArgs, description: Option<String>) -> Result<()> {
-    if out.json {
-        println!("{}", report.to_json());
+    let printed: &dyn OutputFormat = if out.json {
+        &Json
     } else if out.csv {
-        print!("{}", report.to_csv());
+        &Csv
     } else {
-        print!("{}", report.to_table());
-    }
+        &Table
+    };
+    print!("{}", printed.render(report)?);
     if let Some(p) = &out.plot {
         let kind = if out.absolute {
             PlotKind::Absolute
         } else {
             PlotKind::Ratio
         };
-        let svg = schedlab_experiment::plot::to_svg(report, kind).map_err(anyhow::Error::msg)?;
-        std::fs::write(p, svg).with_context(|| format!("--plot {}: cannot write", p.display()))?;
+        write_output(report, &Plot { kind }, p, "--plot")?;
         eprintln!("plot: {}", p.display());
     }
     if let Some(p) = &out.report {
@@ -451,12 +450,21 @@ fn emit(report: &CompareReport, out: &OutputArgs, description: Option<String>) -
             command: command_line(),
             description,
         };
-        let page = schedlab_experiment::html::to_html(report, &meta).map_err(anyhow::Error::msg)?;
-        std::fs::write(p, page)
-            .with_context(|| format!("--report {}: cannot write", p.display()))?;
+        write_output(report, &Html { meta }, p, "--report")?;
         eprintln!("report: {}", p.display());
     }
     Ok(())
+}
+
+/// Renders `format` into the file `path` that `flag` named.
+fn write_output(
+    report: &CompareReport,
+    format: &dyn OutputFormat,
+    path: &Path,
+    flag: &str,
+) -> Result<()> {
+    let text = format.render(report)?;
+    std::fs::write(path, text).with_context(|| format!("{flag} {}: cannot write", path.display()))
 }
 
 /// The command line as typed, each argument quoted for a POSIX shell where it needs it.

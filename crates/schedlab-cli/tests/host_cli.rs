@@ -171,12 +171,12 @@ fn run_json_has_result_fields() {
 fn bad_specs_exit_2_with_clear_messages() {
     let e = host_err(&["run", "hackbnch:groups=1"]);
     assert!(
-        e.contains("unknown workload `hackbnch` (did you mean `hackbench`?)"),
+        e.contains("unknown workload 'hackbnch' (did you mean 'hackbench'?)"),
         "{e}"
     );
     let e = host_err(&["run", "hackbench:grups=1"]);
     assert!(
-        e.contains("hackbench: unknown parameter `grups` (did you mean `groups`?)"),
+        e.contains("hackbench: unknown parameter 'grups' (did you mean 'groups'?)"),
         "{e}"
     );
     let e = host_err(&["run", "pipe:loops=abc"]);

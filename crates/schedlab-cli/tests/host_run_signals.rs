@@ -1,4 +1,5 @@
-//! `host run` and `host run --external` leave the machine as they found it (issue 22, point 3):
+//! `host run` and `host run --external` leave the machine as they found it (a shared benchmark
+//! host must not keep stray benchmark processes, temporary files or tracing settings):
 //! SIGKILL, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to schedlab while a benchmark runs. After
 //! each, no process that the run started is left (by pid, by process group, and by a marker in
 //! the environment, which catches processes started after the snapshot), the temporary

@@ -1,4 +1,5 @@
-//! The host harness leaves the machine as it found it (issue 22, point 3): SIGINT, SIGTERM,
+//! The host harness leaves the machine as it found it (a benchmark host is shared, so an
+//! interrupted capture must not leave tracing on or a traced command behind): SIGINT, SIGTERM,
 //! SIGHUP, SIGQUIT and SIGKILL sent to `host capture` while it traces a command. After each,
 //! the traced command is gone and tracefs is as it was before; after SIGKILL (no handler
 //! runs) the traced command dies with schedlab (its parent-death signal) and the next capture

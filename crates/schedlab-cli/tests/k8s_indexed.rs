@@ -1,4 +1,5 @@
-//! The Kubernetes Indexed Job contract (issue 22, point 6), without a cluster: runs
+//! The Kubernetes Indexed Job contract (long sweeps are split into pods that must merge into
+//! the straight run's result), checked without a cluster: runs
 //! `scripts/k8s-indexed-check.sh` against this build of schedlab. The script writes the
 //! manifest of `scripts/k8s-indexed-job.sh`, reads it back, runs the pods' command once per
 //! `JOB_COMPLETION_INDEX` with the manifest's `SCHEDLAB_SHARD_COUNT`, checks that a pod

@@ -167,7 +167,8 @@ fn run_writes_traces_in_both_formats() {
 #[test]
 fn loaded_loopback_runs_show_ksoftirqd_in_counters_and_trace() {
     // 40 tbench pairs on 40 CPUs (linux-6.6): a tick during a loopback softirq whose reader
-    // wakeup preempts the sender leaves the rest to ksoftirqd (issue 16's done-when run).
+    // wakeup preempts the sender leaves the rest to ksoftirqd (the load at which the kernel
+    // hands loopback receive work to ksoftirqd, so the counters and the trace must show it).
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("t.txt");
     let out = schedlab()
@@ -208,7 +209,8 @@ fn bad_input_is_a_clear_error() {
             "K/N",
         ),
         (vec!["validate", "R9"], "R1"),
-        // Issue 22, defect 7: the host grammar is the simulator's (an empty item is refused).
+        // The host grammar is the simulator's (an empty item is refused), so one spec means
+        // the same on both sides of `host check`.
         (
             vec!["host", "run", "hackbench:groups=1,,loops=2"],
             "empty parameter",
@@ -310,8 +312,8 @@ fn a_closed_stdout_ends_the_run_quietly() {
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
 }
 
-/// Issue 22, defect 7: `run`/`compare` listed `--sysfs-root` and `SCHEDLAB_SYSFS_ROOT` in
-/// their help but refused the one and ignored the other; `-t host` now reads that tree.
+/// `run`/`compare` list `--sysfs-root` and `SCHEDLAB_SYSFS_ROOT` in their help, so `-t host`
+/// must read that tree (they once refused the one and ignored the other).
 #[test]
 fn run_and_compare_read_host_from_sysfs_root_and_its_env() {
     let root = format!(

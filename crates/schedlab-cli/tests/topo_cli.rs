@@ -1,6 +1,6 @@
-//! `schedlab topo list|show` end to end (issue 2): the numactl file of the issue and the
-//! `westmere-2s20c` preset describe the same machine, `host` agrees with `lscpu -p`, and
-//! every kind of bad input gets a clear error (exit code 2, no panic).
+//! `schedlab topo list|show` end to end: a real two-socket Westmere's `numactl --hardware`
+//! output and the `westmere-2s20c` preset describe the same machine, `host` agrees with
+//! `lscpu -p`, and every kind of bad input gets a clear error (exit code 2, no panic).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -9,7 +9,7 @@ use assert_cmd::prelude::*;
 use predicates::prelude::*;
 use serde_json::Value;
 
-/// The `numactl --hardware` output quoted in the issue.
+/// The `numactl --hardware` output of the two-socket Westmere that `westmere-2s20c` models.
 const ISSUE_NUMACTL: &str = "available: 2 nodes (0-1)
 node 0 cpus: 0 1 2 3 4 5 6 7 8 9 20 21 22 23 24 25 26 27 28 29
 node 0 size: 15890 MB
@@ -98,7 +98,7 @@ fn list_shows_every_preset_with_source() {
 
 #[test]
 fn numactl_file_and_preset_are_the_same_machine() {
-    // The committed fixture is the issue's text.
+    // The committed fixture is that same text, so the file-based tests read the real output.
     let fixture = topo_fixtures().join("numactl/westmere-2s20c.txt");
     assert_eq!(std::fs::read_to_string(&fixture).unwrap(), ISSUE_NUMACTL);
     let (_d, file) = temp_file("numactl.txt", ISSUE_NUMACTL);

@@ -7,15 +7,13 @@
 //! `--jobs` and for any sharding merged back together.
 #![warn(missing_docs)]
 
-pub mod html;
 pub mod outfile;
+pub mod output;
 pub mod plan;
-pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod simulate;
-pub mod table;
 pub mod validate;
 
 use outfile::{OutLock, PlanHeader, check_runs, dedup_runs, read_header, start_out_file};

@@ -230,13 +230,20 @@ pub(crate) fn sweep_axes(
     Ok(out)
 }
 
-pub(crate) fn value_string(v: &toml::Value) -> Result<String, String> {
+/// A sweep or parameter value that is no string, number or boolean (a table, a date, an
+/// array inside the array of a sweep axis).
+#[derive(Debug, thiserror::Error)]
+#[error("unsupported value {0}")]
+pub(crate) struct UnsupportedValue(toml::Value);
+
+/// A scalar TOML value as the text a workload spec would carry.
+pub(crate) fn value_string(v: &toml::Value) -> Result<String, UnsupportedValue> {
     match v {
         toml::Value::String(s) => Ok(s.clone()),
         toml::Value::Integer(i) => Ok(i.to_string()),
         toml::Value::Float(f) => Ok(f.to_string()),
         toml::Value::Boolean(b) => Ok(b.to_string()),
-        other => Err(format!("unsupported value {other}")),
+        other => Err(UnsupportedValue(other.clone())),
     }
 }
 

@@ -1,9 +1,9 @@
 //! Comparison reports: per point, each variant's mean (standard error), the ratio to the first
 //! variant with its confidence interval, and a verdict with a direction ("better 6.7 %",
 //! "worse 2.02x", "no significant difference") from a paired test over seeds (common random
-//! numbers). Rendered as an mmtests-style table (`table`), JSON (`schedlab.compare/1`,
-//! documented in docs/compare-schema.md), CSV, SVG plots (`plot`) and a self-contained HTML
-//! page (`html`).
+//! numbers). Rendered by [`crate::output`]: an mmtests-style table, JSON
+//! (`schedlab.compare/1`, documented in docs/compare-schema.md), CSV, SVG plots and a
+//! self-contained HTML page.
 
 use crate::plan::Plan;
 use crate::runner::{RunRecord, group};
@@ -387,77 +387,19 @@ impl CompareReport {
         worst
     }
 
-    /// The mmtests-style table (see [`crate::table`]).
+    /// The mmtests-style table ([`crate::output::Table`]).
     pub fn to_table(&self) -> String {
-        crate::table::to_table(self)
+        crate::output::table::to_table(self)
     }
 
-    /// One CSV row per (point, variant).
+    /// One CSV row per (point, variant) ([`crate::output::Csv`]).
     pub fn to_csv(&self) -> String {
-        let mut keys: Vec<String> = Vec::new();
-        for p in &self.points {
-            for k in p.params.keys() {
-                if !keys.contains(k) {
-                    keys.push(k.clone());
-                }
-            }
-        }
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<String> = keys.clone();
-        header.extend(
-            [
-                "variant",
-                "metric",
-                "unit",
-                "n",
-                "mean",
-                "stderr",
-                "ratio",
-                "ci_low",
-                "ci_high",
-                "p_value",
-                "significant",
-                "direction",
-                "gain_pct",
-                "verdict",
-            ]
-            .iter()
-            .map(|s| s.to_string()),
-        );
-        let _ = w.write_record(&header);
-        for p in &self.points {
-            let base_n = p.variants.first().map_or(0, |v| v.samples.len());
-            for (vi, v) in p.variants.iter().enumerate() {
-                let verdict = v.verdict_or_derived(self.metric.better, base_n, vi == 0);
-                let mut row: Vec<String> = keys
-                    .iter()
-                    .map(|k| p.params.get(k).cloned().unwrap_or_default())
-                    .collect();
-                row.push(v.variant.clone());
-                row.push(self.metric.name.clone());
-                row.push(self.metric.unit.clone());
-                row.push(v.samples.len().to_string());
-                for x in [v.mean, v.stderr, v.ratio, v.ci_low, v.ci_high, v.p_value] {
-                    row.push(format!("{x}"));
-                }
-                row.push(v.significant.to_string());
-                row.push(
-                    serde_json::to_value(verdict.direction)
-                        .ok()
-                        .and_then(|d| d.as_str().map(String::from))
-                        .unwrap_or_default(),
-                );
-                row.push(format!("{}", verdict.gain_pct));
-                row.push(verdict.text);
-                let _ = w.write_record(&row);
-            }
-        }
-        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+        crate::output::csv::to_csv(self)
     }
 
-    /// Pretty JSON (no timing fields: byte-identical for identical inputs).
+    /// Pretty JSON, `schedlab.compare/1` ([`crate::output::Json`]).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        crate::output::json::to_json(self)
     }
 }
 

@@ -289,8 +289,9 @@ fn validation_cases_are_the_shipped_files_and_every_run_prepares() {
     }
 }
 
-/// Issue 22, defects 1 and 2: an existing --out file is never truncated without --resume, and
-/// a run line written twice (two writers on one file) is one sample, not two.
+/// An existing --out file holds finished runs, so it is never truncated without --resume; and
+/// a run line written twice (two writers on one file) is one sample, not two, lest it weigh
+/// twice in the statistics.
 #[test]
 fn out_files_are_never_overwritten_and_duplicates_count_once() {
     let plan = Plan::new(small());

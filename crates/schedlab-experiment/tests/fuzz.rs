@@ -1,4 +1,5 @@
-//! Fuzzing harnesses of the experiment crate's two readers (issue 22, point 5), runnable on the
+//! Fuzzing harnesses of the experiment crate's two readers (they take files from users and
+//! from interrupted runs, so no input may panic or hang), runnable on the
 //! stable toolchain with proptest:
 //!
 //! * experiment TOML: the committed experiments (`experiments/*.toml` and

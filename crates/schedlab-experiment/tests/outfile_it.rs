@@ -1,4 +1,5 @@
-//! `--out` files (issue 22, point 2): one writer at a time, and runs that contradict the
+//! `--out` files, which hold hours of runs and are shared by resumed and sharded processes: one
+//! writer at a time, and runs that contradict the
 //! plan refused by `merge` and `--resume` alike instead of shown as `n/a` or `NaN`.
 
 use schedlab_experiment::outfile::OutLock;

@@ -141,6 +141,27 @@ impl Drop for Watchdog {
     }
 }
 
+/// Why a forked benchmark child did not end well ([`Children::reap_all`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReapError {
+    /// It exited non-zero or was killed by a signal.
+    #[error("child {pid} ended with {status}")]
+    Failed {
+        /// The child.
+        pid: libc::pid_t,
+        /// How it ended (`exit 1`, `signal 9`).
+        status: String,
+    },
+    /// `waitpid` itself failed.
+    #[error("waitpid {pid}: {source}")]
+    Wait {
+        /// The child.
+        pid: libc::pid_t,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
 /// Forked benchmark children: SIGKILLed and reaped on drop unless reaped before. The pid list
 /// is shared so a watchdog can kill the children that are not yet reaped.
 #[derive(Default, Clone)]
@@ -160,8 +181,8 @@ impl Children {
         }
     }
 
-    /// Waits for every child (blocking); returns the first failure's description, if any.
-    pub(crate) fn reap_all(&self) -> Result<(), String> {
+    /// Waits for every child (blocking); returns the first failure, if any.
+    pub(crate) fn reap_all(&self) -> Result<(), ReapError> {
         let mut first_err = None;
         let pids: Vec<libc::pid_t> = lock(&self.pids).clone();
         for pid in pids {
@@ -170,12 +191,13 @@ impl Children {
             match r {
                 Ok(st) if sys::status_ok(st) => {}
                 Ok(st) => {
-                    first_err.get_or_insert_with(|| {
-                        format!("child {pid} ended with {}", sys::describe_status(st))
+                    first_err.get_or_insert_with(|| ReapError::Failed {
+                        pid,
+                        status: sys::describe_status(st),
                     });
                 }
-                Err(e) => {
-                    first_err.get_or_insert_with(|| format!("waitpid {pid}: {e}"));
+                Err(source) => {
+                    first_err.get_or_insert(ReapError::Wait { pid, source });
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! The harness's error type: one enum whose messages name the offending workload, key, value,
 //! file or tool, so the CLI can print them as they are.
 
+use schedlab_vocab::suggest::did_you_mean;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ pub enum HostError {
         reason: String,
     },
     /// No workload of that name.
-    #[error("unknown workload `{name}`{}; known: {known}", suggest(suggestion))]
+    #[error("unknown workload '{name}'{}; known: {known}", did_you_mean(suggestion.as_deref()))]
     UnknownWorkload {
         /// The name as given.
         name: String,
@@ -28,8 +29,8 @@ pub enum HostError {
     },
     /// The workload has no parameter of that name.
     #[error(
-        "{workload}: unknown parameter `{key}`{}; known: {known}",
-        suggest(suggestion)
+        "{workload}: unknown parameter '{key}'{}; known: {known}",
+        did_you_mean(suggestion.as_deref())
     )]
     UnknownKey {
         /// The workload.
@@ -125,13 +126,6 @@ pub enum HostError {
     Trace(String),
 }
 
-fn suggest(s: &Option<String>) -> String {
-    match s {
-        Some(s) => format!(" (did you mean `{s}`?)"),
-        None => String::new(),
-    }
-}
-
 impl HostError {
     /// An [`HostError::Io`] from an `io::Error`.
     pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
@@ -140,14 +134,4 @@ impl HostError {
             source,
         }
     }
-}
-
-/// The closest of `known` to `given`, if it is close enough to be a likely typo.
-pub(crate) fn closest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    known
-        .into_iter()
-        .map(|k| (strsim::jaro_winkler(given, k), k))
-        .filter(|(score, _)| *score > 0.75)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k.to_string())
 }

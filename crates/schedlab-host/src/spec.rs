@@ -11,8 +11,9 @@
 //! (`client_work`, `query_work`, ...) are accepted and recorded as ignored, so one spec serves
 //! both.
 
-use crate::error::{HostError, closest};
+use crate::error::HostError;
 use schedlab_vocab::spec::{parse_params, split_spec};
+use schedlab_vocab::suggest::closest;
 use schedlab_vocab::units;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -307,7 +308,7 @@ mod tests {
     #[test]
     fn rejects_bad_specs_with_suggestions() {
         let e = WorkloadSpec::parse("hackbnch:groups=1").unwrap_err();
-        assert!(e.to_string().contains("did you mean `hackbench`"), "{e}");
+        assert!(e.to_string().contains("did you mean 'hackbench'"), "{e}");
         let e = WorkloadSpec::parse("pipe:loops").unwrap_err();
         assert!(e.to_string().contains("`loops` is not key=value"), "{e}");
         let e = WorkloadSpec::parse("pipe:loops=1,loops=2").unwrap_err();
@@ -319,7 +320,7 @@ mod tests {
         let e = p.finish().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "hackbench: unknown parameter `grups` (did you mean `groups`?); known: groups, loops"
+            "hackbench: unknown parameter 'grups' (did you mean 'groups'?); known: groups, loops"
         );
     }
 

@@ -2,6 +2,8 @@
 //! or value and lists what would have been valid, so a typo on the command line is fixed in
 //! one look.
 
+use schedlab_vocab::suggest::{did_you_mean, did_you_mean_noting};
+
 /// Why a variant string could not be parsed or built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -17,7 +19,7 @@ pub enum PolicyError {
         reason: String,
     },
     /// No preset of that name.
-    #[error("unknown policy '{name}'{}; valid policies: {valid}", did_you_mean(.suggestion))]
+    #[error("unknown policy '{name}'{}; valid policies: {valid}", did_you_mean(.suggestion.as_deref()))]
     UnknownPolicy {
         /// The name given.
         name: String,
@@ -27,19 +29,25 @@ pub enum PolicyError {
         valid: String,
     },
     /// No switch of that name exists in any era.
-    #[error("unknown switch '{switch}' for {policy}{}; valid switches for {policy}: {valid}", did_you_mean(.suggestion))]
+    #[error(
+        "unknown switch '{switch}' for {policy}{}; valid switches for {policy}: {valid}",
+        did_you_mean_noting(.suggestion.as_deref(), .suggestion_eras.as_deref())
+    )]
     UnknownSwitch {
         /// The preset.
         policy: String,
         /// The switch given.
         switch: String,
-        /// The closest valid switch of this preset, if any is close.
+        /// The closest switch name of any era, if any is close.
         suggestion: Option<String>,
+        /// Where the suggestion exists (`which exists only in ...`) when it is not valid for
+        /// this preset.
+        suggestion_eras: Option<String>,
         /// The switches valid for this preset.
         valid: String,
     },
     /// The switch exists, but not in the chosen era.
-    #[error("switch '{switch}' does not apply to {policy} (it exists in: {applies_to}){}; valid switches for {policy}: {valid}", did_you_mean(.suggestion))]
+    #[error("switch '{switch}' does not apply to {policy} (it exists in: {applies_to}){}; valid switches for {policy}: {valid}", did_you_mean(.suggestion.as_deref()))]
     NotApplicable {
         /// The preset.
         policy: String,
@@ -64,29 +72,4 @@ pub enum PolicyError {
         /// What is wrong.
         reason: String,
     },
-}
-
-fn did_you_mean(s: &Option<String>) -> String {
-    match s {
-        Some(s) => format!(" (did you mean {s}?)"),
-        None => String::new(),
-    }
-}
-
-/// The candidate closest to `given` (case-insensitive Jaro-Winkler), quoted, when it is close
-/// enough to be a plausible typo.
-pub(crate) fn closest<'a>(
-    given: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<String> {
-    let g = given.to_ascii_lowercase();
-    let mut best: Option<(f64, &str)> = None;
-    for c in candidates {
-        let score = strsim::jaro_winkler(&g, &c.to_ascii_lowercase());
-        if best.is_none_or(|(b, _)| score > b) {
-            best = Some((score, c));
-        }
-    }
-    best.filter(|(s, _)| *s >= 0.8)
-        .map(|(_, c)| format!("'{c}'"))
 }

@@ -6,9 +6,10 @@
 //! variant's defaults; everything else applies left to right (the last word wins).
 
 use crate::era::{Era, REFERENCE_BASE, REFERENCES, presets};
-use crate::error::{PolicyError, closest};
+use crate::error::PolicyError;
 use crate::switches::{Kind, Scope, Settings, SwitchDef, find, valid_for};
 use schedlab_engine::balance_o1::O1Params;
+use schedlab_vocab::suggest::closest;
 
 /// A parsed `POLICY[,SWITCH]...` string.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,14 +107,20 @@ fn eras_of(def: &SwitchDef) -> String {
         .join(", ")
 }
 
-/// The closest switch name of any era; when it is not valid here, say where it is.
-fn suggest(given: &str, era: Era, reference: bool) -> Option<String> {
-    let best = closest(given, crate::switches::SWITCHES.iter().map(|d| d.name))?;
-    let def = find(best.trim_matches('\''))?;
+/// The closest switch name of any era and, when it is not valid here, where it is (the
+/// `suggestion` and `suggestion_eras` of [`PolicyError::UnknownSwitch`]).
+fn suggest(given: &str, era: Era, reference: bool) -> (Option<String>, Option<String>) {
+    let Some(best) = closest(given, crate::switches::SWITCHES.iter().map(|d| d.name)) else {
+        return (None, None);
+    };
+    let Some(def) = find(&best) else {
+        return (None, None);
+    };
     if def.applies(era) && (!reference || is_engine_level(def)) {
-        Some(best)
+        (Some(best), None)
     } else {
-        Some(format!("{best}, which exists only in {}", eras_of(def)))
+        let eras = format!("which exists only in {}", eras_of(def));
+        (Some(best), Some(eras))
     }
 }
 
@@ -150,10 +157,12 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
         let lookup = if negated { &name[3..] } else { name };
         let def = find(lookup).filter(|d| !negated || matches!(d.kind, Kind::Feature { .. }));
         let Some(def) = def else {
+            let (suggestion, suggestion_eras) = suggest(lookup, era, reference);
             return Err(PolicyError::UnknownSwitch {
                 policy: policy_label,
                 switch: sw.clone(),
-                suggestion: suggest(lookup, era, reference),
+                suggestion,
+                suggestion_eras,
                 valid: valid_list(era, reference),
             });
         };

@@ -62,6 +62,28 @@ fn unknown_switch_suggests_the_closest_valid_one() {
 }
 
 #[test]
+fn a_typo_of_another_eras_switch_says_where_that_switch_exists() {
+    let e = build("linux-4.14,WAKEUP_BUDY", &topo(), 1).unwrap_err();
+    let msg = e.to_string();
+    match &e {
+        PolicyError::UnknownSwitch {
+            suggestion,
+            suggestion_eras,
+            ..
+        } => {
+            assert_eq!(suggestion.as_deref(), Some("WAKEUP_BUDDY"), "{msg}");
+            let eras = suggestion_eras.as_deref().unwrap_or_default();
+            assert!(eras.starts_with("which exists only in linux-3.6"), "{msg}");
+        }
+        other => panic!("expected UnknownSwitch, got {other:?}"),
+    }
+    assert!(
+        msg.contains("(did you mean 'WAKEUP_BUDDY', which exists only in linux-3.6"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn switch_of_another_era_is_rejected_with_where_it_applies() {
     let e = build("linux-4.14,WAKEUP_BUDDY", &topo(), 1).unwrap_err();
     let msg = e.to_string();

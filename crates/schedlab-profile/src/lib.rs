@@ -696,8 +696,8 @@ impl TransferCosts {
 mod tests {
     use super::*;
 
-    /// Issue 22, defect 6: values that passed validation and broke the arithmetic (a CPU
-    /// busy 19774821055818308 %, NaN jitter, a syscall that never ends) are refused by key.
+    /// Values that would break the arithmetic (they once gave a CPU busy 19774821055818308 %,
+    /// NaN jitter, a syscall that never ends) are refused by key.
     #[test]
     fn values_outside_physical_ranges_are_refused() {
         type Edit = fn(&mut MachineProfile);

@@ -1,4 +1,5 @@
-//! Fuzzing harness of the profile reader (issue 22, point 5): proptest edits the built-in
+//! Fuzzing harness of the profile reader (profiles are hand-edited and written by calibration
+//! on other machines, so no input may panic): proptest edits the built-in
 //! profiles (`profiles/*.toml`) and lays the result over the default profile; every input
 //! must end in a validated profile or an error, never a panic, and an accepted profile must
 //! pass `validate` (so no out-of-range value slips through). A campaign:

@@ -446,7 +446,7 @@ mod tests {
 
     #[test]
     fn online_is_yes_or_no_and_nothing_else() {
-        // Issue 22, defect 6: "maybe" (or any typo) used to count as online.
+        // A typo must not pass for a CPU state: "maybe" used to count as online.
         let text = "CPU NODE SOCKET CORE ONLINE\n0 0 0 0 yes\n1 0 0 1 maybe\n";
         let e = parse_lscpu_e(text, "e.txt", "e").unwrap_err().to_string();
         assert!(

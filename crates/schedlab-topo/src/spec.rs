@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cpulist::MAX_CPUS;
 use crate::model::{Topology, TopologyError};
+use schedlab_vocab::suggest::{closest, did_you_mean};
 
 /// Knobs that complete a machine description that lacks some detail.
 #[derive(Default, Clone, Debug)]
@@ -43,7 +44,7 @@ pub enum TopoSpecError {
     #[error(
         "unknown topology '{spec}'{}; run `schedlab topo list` to see the presets, or give a \
          compact string like 2n4l4c2t (NnLlCcTt), a numactl/lscpu output file, or `host`",
-        suggestion_text(.suggestion)
+        did_you_mean(.suggestion.as_deref())
     )]
     UnknownTopology {
         /// What the user typed.
@@ -118,13 +119,6 @@ pub enum TopoSpecError {
         /// What the SPEC already fixes.
         what: &'static str,
     },
-}
-
-fn suggestion_text(s: &Option<String>) -> String {
-    match s {
-        Some(name) => format!(" (did you mean '{name}'?)"),
-        None => String::new(),
-    }
 }
 
 impl TopoSpecError {
@@ -354,23 +348,8 @@ pub fn parse_compact(spec: &str) -> Result<Topology, TopoSpecError> {
 
 /// The preset name closest to `spec`, if any is reasonably close.
 fn suggest(spec: &str) -> Option<String> {
-    let lower = spec.to_ascii_lowercase();
-    let names: Vec<&str> = crate::presets::presets()
-        .iter()
-        .map(|p| p.name)
-        .chain(["host"])
-        .collect();
-    if lower.len() >= 3
-        && let Some(n) = names.iter().find(|n| n.starts_with(&lower))
-    {
-        return Some((*n).to_string());
-    }
-    names
-        .iter()
-        .map(|n| (strsim::jaro_winkler(&lower, n), *n))
-        .filter(|(score, _)| *score >= 0.75)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, n)| n.to_string())
+    let presets = crate::presets::presets().iter().map(|p| p.name);
+    closest(spec, presets.chain(["host"]))
 }
 
 impl Topology {

@@ -1,4 +1,5 @@
-//! Fuzzing harnesses of the trace readers (issue 22, point 5): proptest edits the committed
+//! Fuzzing harnesses of the trace readers (traces come from other machines and tools, often cut
+//! off or with lost events, so no input may panic): proptest edits the committed
 //! fixtures (ftrace/tracefs text, `trace-cmd report`, `perf script`) byte by byte and cuts
 //! them short; and it edits Perfetto protobuf traces (the fixtures written by
 //! `write_perfetto`, the seed corpus) byte by byte, with varint-shaped bytes, splices and

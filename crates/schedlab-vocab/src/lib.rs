@@ -5,16 +5,22 @@
 //! * [`units`] — durations (`100us`, `2.5ms`, `2s`; a unit is never guessed) and sizes
 //!   (`64K`, `10M`; powers of 1024);
 //! * [`distance`] — how far apart two CPUs are (same CPU, SMT sibling, same LLC, same node,
-//!   another node), the classes the machine profile prices and calibration measures.
+//!   another node), the classes the machine profile prices and calibration measures;
+//! * [`suggest`] — the nearest valid name to a mistyped one and the ` (did you mean 'x'?)`
+//!   hint of every "unknown name" error.
 //!
-//! Invariant: this crate depends on no schedlab crate and on no third-party crate. It holds
-//! words, not models: nothing here knows a workload, a topology or a cost.
+//! Invariant: this crate depends on no schedlab crate (its one third-party crate, `strsim`,
+//! scores name similarity). It holds words, not models: nothing here knows a workload, a
+//! topology or a cost.
 #![warn(missing_docs)]
 
 pub mod distance;
 pub mod spec;
+pub mod suggest;
 pub mod units;
 
 pub use distance::DistanceClass;
 pub use spec::{SpecError, parse_params, split_spec};
-pub use units::{format_duration, parse_duration, parse_duration_or_bare, parse_kib, parse_size};
+pub use units::{
+    UnitError, format_duration, parse_duration, parse_duration_or_bare, parse_kib, parse_size,
+};

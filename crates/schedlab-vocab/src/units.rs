@@ -8,8 +8,91 @@
 //! Sizes: bytes with an optional `K`/`M`/`G` (or `KB`, `KiB`, ...) suffix, powers of 1024 as
 //! lmbench and rt-tests read them; [`parse_kib`] reads a count of KiB (`16`, `16K`).
 //!
-//! Errors are sentences that name the text and say what was expected; callers prefix them
-//! with the key or flag they came from.
+//! Errors ([`UnitError`]) print as sentences that name the text and say what was expected;
+//! callers prefix them with the key or flag they came from.
+
+use std::fmt;
+
+/// Why a duration or a size could not be read. Each variant holds the text as given
+/// (trimmed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnitError {
+    /// A number without a unit where a duration needs one (`100`).
+    NoUnit {
+        /// The text.
+        text: String,
+    },
+    /// A number followed by a unit that is not a duration unit (`5min`, `3h`).
+    UnknownUnit {
+        /// The unit as written.
+        unit: String,
+        /// The text.
+        text: String,
+    },
+    /// Not a number and a unit at all (`fast`).
+    NotADuration {
+        /// The text.
+        text: String,
+    },
+    /// A negative or infinite duration.
+    Negative {
+        /// The text.
+        text: String,
+    },
+    /// Not a number of bytes with an optional `K`/`M`/`G` suffix.
+    NotASize {
+        /// The text.
+        text: String,
+    },
+    /// A size over `u64::MAX` bytes.
+    TooLarge {
+        /// The text.
+        text: String,
+    },
+    /// Not a count of KB nor a size with a unit.
+    NotAKibCount {
+        /// The text.
+        text: String,
+    },
+    /// A size that is not a whole number of KB.
+    NotWholeKib {
+        /// The text.
+        text: String,
+    },
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitError::NoUnit { text } => write!(
+                f,
+                "'{text}' has no unit (expected a number followed by ns, us, ms, s or m)"
+            ),
+            UnitError::UnknownUnit { unit, text } => write!(
+                f,
+                "unknown unit `{unit}` in '{text}' (expected ns, us, ms, s or m)"
+            ),
+            UnitError::NotADuration { text } => write!(
+                f,
+                "'{text}' is not a duration (expected e.g. 100us, 2.5ms, 2s)"
+            ),
+            UnitError::Negative { text } => write!(f, "'{text}' must be a non-negative duration"),
+            UnitError::NotASize { text } => write!(
+                f,
+                "'{text}' is not a size (expected bytes, e.g. 100, 64K, 10M)"
+            ),
+            UnitError::TooLarge { text } => write!(f, "'{text}' is too large"),
+            UnitError::NotAKibCount { text } => write!(
+                f,
+                "'{text}' is not a size (expected KB, e.g. 16, or a unit: 16K, 1M, 1G)"
+            ),
+            UnitError::NotWholeKib { text } => write!(f, "'{text}' is not a whole number of KB"),
+        }
+    }
+}
+
+impl std::error::Error for UnitError {}
 
 /// Duration suffixes and their nanoseconds, longest first where one ends another.
 const DURATION_UNITS: [(&str, f64); 6] = [
@@ -22,7 +105,7 @@ const DURATION_UNITS: [(&str, f64); 6] = [
 ];
 
 /// Parses a duration such as `100us`, `2.5ms`, `2s`, `750ns`, `1m` into nanoseconds.
-pub fn parse_duration(s: &str) -> Result<u64, String> {
+pub fn parse_duration(s: &str) -> Result<u64, UnitError> {
     let s = s.trim();
     let Some((num, mult)) = DURATION_UNITS
         .iter()
@@ -32,14 +115,14 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     };
     let v: f64 = num.trim().parse().map_err(|_| unit_problem(s))?;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("'{s}' must be a non-negative duration"));
+        return Err(UnitError::Negative { text: s.into() });
     }
     Ok((v * mult).round() as u64)
 }
 
 /// Like [`parse_duration`], but a bare number is taken in `bare_unit` (one of the suffixes,
 /// e.g. `"s"`).
-pub fn parse_duration_or_bare(s: &str, bare_unit: &str) -> Result<u64, String> {
+pub fn parse_duration_or_bare(s: &str, bare_unit: &str) -> Result<u64, UnitError> {
     if s.trim().parse::<f64>().is_ok() {
         parse_duration(&format!("{}{bare_unit}", s.trim()))
     } else {
@@ -57,13 +140,15 @@ fn unknown_unit(s: &str) -> Option<&str> {
     (!num.is_empty() && num.parse::<f64>().is_ok() && !unit.is_empty()).then_some(unit)
 }
 
-fn unit_problem(s: &str) -> String {
+fn unit_problem(s: &str) -> UnitError {
+    let text = s.to_string();
     match unknown_unit(s) {
-        _ if s.parse::<f64>().is_ok() => {
-            format!("'{s}' has no unit (expected a number followed by ns, us, ms, s or m)")
-        }
-        Some(u) => format!("unknown unit `{u}` in '{s}' (expected ns, us, ms, s or m)"),
-        None => format!("'{s}' is not a duration (expected e.g. 100us, 2.5ms, 2s)"),
+        _ if s.parse::<f64>().is_ok() => UnitError::NoUnit { text },
+        Some(u) => UnitError::UnknownUnit {
+            unit: u.to_string(),
+            text,
+        },
+        None => UnitError::NotADuration { text },
     }
 }
 
@@ -80,7 +165,7 @@ pub fn format_duration(ns: u64) -> String {
 }
 
 /// Parses `64K`, `10M`, `1G`, `100` (bytes; powers of 1024).
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, UnitError> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
     let (num, mult) = [
@@ -100,24 +185,22 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     .unwrap_or((lower.clone(), 1));
     let v: u64 = num
         .parse()
-        .map_err(|_| format!("'{t}' is not a size (expected bytes, e.g. 100, 64K, 10M)"))?;
+        .map_err(|_| UnitError::NotASize { text: t.into() })?;
     v.checked_mul(mult)
-        .ok_or_else(|| format!("'{t}' is too large"))
+        .ok_or_else(|| UnitError::TooLarge { text: t.into() })
 }
 
 /// Parses a count of KiB for a parameter documented in KB (lmbench's `-s`): a bare number is
 /// KB (`16`), and any size with a unit is read like every other size (`16K`, `1M`, `1G`,
 /// `4096B`) and must be a whole number of KB.
-pub fn parse_kib(s: &str) -> Result<u64, String> {
+pub fn parse_kib(s: &str) -> Result<u64, UnitError> {
     let t = s.trim();
     if let Ok(n) = t.parse::<u64>() {
         return Ok(n);
     }
-    let bytes = parse_size(t).map_err(|_| {
-        format!("'{t}' is not a size (expected KB, e.g. 16, or a unit: 16K, 1M, 1G)")
-    })?;
+    let bytes = parse_size(t).map_err(|_| UnitError::NotAKibCount { text: t.into() })?;
     if bytes % 1024 != 0 {
-        return Err(format!("'{t}' is not a whole number of KB"));
+        return Err(UnitError::NotWholeKib { text: t.into() });
     }
     Ok(bytes / 1024)
 }
@@ -135,28 +218,52 @@ mod tests {
         assert_eq!(parse_duration("7ns"), Ok(7));
         assert_eq!(parse_duration("1m"), Ok(60_000_000_000));
         assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
-        assert!(parse_duration("100").unwrap_err().contains("no unit"));
-        assert!(parse_duration("1e3").unwrap_err().contains("no unit"));
-        assert!(parse_duration("-1ms").unwrap_err().contains("non-negative"));
+        assert!(
+            parse_duration("100")
+                .unwrap_err()
+                .to_string()
+                .contains("no unit")
+        );
+        assert!(
+            parse_duration("1e3")
+                .unwrap_err()
+                .to_string()
+                .contains("no unit")
+        );
+        assert!(
+            parse_duration("-1ms")
+                .unwrap_err()
+                .to_string()
+                .contains("non-negative")
+        );
         assert!(
             parse_duration("fast")
                 .unwrap_err()
+                .to_string()
                 .contains("not a duration")
         );
-        assert!(parse_duration("ms").unwrap_err().contains("not a duration"));
+        assert!(
+            parse_duration("ms")
+                .unwrap_err()
+                .to_string()
+                .contains("not a duration")
+        );
         assert!(
             parse_duration("5min")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown unit `min`")
         );
         assert!(
             parse_duration("3h")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown unit `h`")
         );
         assert!(
             parse_duration("5parsecs")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown unit `parsecs`")
         );
     }
@@ -198,5 +305,50 @@ mod tests {
         assert_eq!(parse_kib("2048B"), Ok(2));
         assert!(parse_kib("100B").is_err());
         assert!(parse_kib("x").is_err());
+    }
+
+    #[test]
+    fn errors_say_what_was_expected() {
+        let cases: [(Result<u64, UnitError>, &str); 8] = [
+            (
+                parse_duration(" 100 "),
+                "'100' has no unit (expected a number followed by ns, us, ms, s or m)",
+            ),
+            (
+                parse_duration("5min"),
+                "unknown unit `min` in '5min' (expected ns, us, ms, s or m)",
+            ),
+            (
+                parse_duration("fast"),
+                "'fast' is not a duration (expected e.g. 100us, 2.5ms, 2s)",
+            ),
+            (
+                parse_duration("-1ms"),
+                "'-1ms' must be a non-negative duration",
+            ),
+            (
+                parse_size("lots"),
+                "'lots' is not a size (expected bytes, e.g. 100, 64K, 10M)",
+            ),
+            (
+                parse_size("18446744073709551615G"),
+                "'18446744073709551615G' is too large",
+            ),
+            (
+                parse_kib("x"),
+                "'x' is not a size (expected KB, e.g. 16, or a unit: 16K, 1M, 1G)",
+            ),
+            (parse_kib("100B"), "'100B' is not a whole number of KB"),
+        ];
+        for (got, text) in cases {
+            assert_eq!(got.unwrap_err().to_string(), text);
+        }
+        assert_eq!(
+            parse_duration("3h"),
+            Err(UnitError::UnknownUnit {
+                unit: "h".into(),
+                text: "3h".into()
+            })
+        );
     }
 }

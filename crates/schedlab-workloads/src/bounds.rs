@@ -39,6 +39,77 @@ pub(crate) const MAX_TIME_NS: u64 = 3_600_000_000_000;
 /// The largest working set or message a workload may name: 1 TiB.
 pub(crate) const MAX_BYTES: u64 = 1 << 40;
 
+/// Why a built workload is refused: each names the task and the bound it breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BoundsError {
+    /// The workload's duration is over [`MAX_TIME_NS`].
+    #[error(
+        "a duration of {} s is more than the {} s a run may last",
+        .duration_ns / 1_000_000_000,
+        MAX_TIME_NS / 1_000_000_000
+    )]
+    RunTooLong {
+        /// The duration asked for.
+        duration_ns: u64,
+    },
+    /// Templates that fork each other round a cycle, in fork order, the first repeated at
+    /// the end (`[a, a]` when one forks itself).
+    #[error("{}: the run would create tasks without end", fork_cycle(.cycle))]
+    ForkCycle {
+        /// The task names round the cycle.
+        cycle: Vec<String>,
+    },
+    /// A task that never ends (a forever loop without a duration, or without simulated time).
+    #[error("task '{task}' {why}: the run would never end")]
+    Endless {
+        /// The task.
+        task: String,
+        /// Why it never ends.
+        why: String,
+    },
+    /// A fork inside a forever loop.
+    #[error(
+        "task '{task}' forks '{child}' inside a forever loop: the run would create tasks without end"
+    )]
+    ForkInForeverLoop {
+        /// The forking task.
+        task: String,
+        /// What it forks.
+        child: String,
+    },
+    /// More than [`MAX_TASKS`] tasks over the run.
+    #[error(
+        "the run would create {} tasks (started and forked), more than the {} allowed",
+        show(*.total),
+        MAX_TASKS
+    )]
+    TooManyTasks {
+        /// Tasks started and forked (`u64::MAX`: without bound).
+        total: u64,
+    },
+    /// More than [`MAX_OPS`] ops in a run without a duration.
+    #[error(
+        "the run would execute {} ops (loop counts × ops × tasks), more than the {} \
+         a run without a duration may (about an hour of simulation); give fewer loops or \
+         tasks, or a duration",
+        show(*.ops),
+        MAX_OPS
+    )]
+    TooManyOps {
+        /// Ops executed (`u64::MAX`: without bound).
+        ops: u64,
+    },
+}
+
+/// `task 'a' forks its own template`, or `tasks fork each other in a cycle (a → b → a)`.
+fn fork_cycle(names: &[String]) -> String {
+    if names.len() == 2 {
+        format!("task '{}' forks its own template", names[0])
+    } else {
+        format!("tasks fork each other in a cycle ({})", names.join(" → "))
+    }
+}
+
 /// What one template's program does, statically.
 #[derive(Default)]
 struct Summary {
@@ -144,16 +215,12 @@ fn walk(prog: &[Op], pc: &mut usize, has_duration: bool) -> Summary {
 }
 
 /// Checks `w` against the bounds above; the message names the task and the bound.
-pub(crate) fn check(w: &Workload) -> Result<(), String> {
+pub(crate) fn check(w: &Workload) -> Result<(), BoundsError> {
     let has_duration = w.duration_ns.is_some();
     if let Some(d) = w.duration_ns
         && d > MAX_TIME_NS
     {
-        return Err(format!(
-            "a duration of {} s is more than the {} s a run may last",
-            d / 1_000_000_000,
-            MAX_TIME_NS / 1_000_000_000
-        ));
+        return Err(BoundsError::RunTooLong { duration_ns: d });
     }
     let sums: Vec<Summary> = w
         .specs
@@ -201,13 +268,8 @@ pub(crate) fn check(w: &Workload) -> Result<(), String> {
         let first = (0..path.len()).min_by_key(|&i| path[i]).unwrap_or(0);
         path.rotate_left(first);
         path.push(path[0]);
-        let names: Vec<&str> = path.iter().map(|&k| comm(k)).collect();
-        let what = if path.len() == 2 {
-            format!("task '{}' forks its own template", names[0])
-        } else {
-            format!("tasks fork each other in a cycle ({})", names.join(" → "))
-        };
-        return Err(format!("{what}: the run would create tasks without end"));
+        let cycle = path.iter().map(|&k| comm(k).to_string()).collect();
+        return Err(BoundsError::ForkCycle { cycle });
     }
     // Tasks ever created from each template, in fork order.
     let mut made = vec![0u64; n];
@@ -219,25 +281,24 @@ pub(crate) fn check(w: &Workload) -> Result<(), String> {
             continue;
         }
         if let Some(why) = &sums[k].endless {
-            return Err(format!("task '{}' {why}: the run would never end", comm(k)));
+            return Err(BoundsError::Endless {
+                task: comm(k).into(),
+                why: why.clone(),
+            });
         }
         for (&c, &f) in &sums[k].forks {
             if f == u64::MAX {
-                return Err(format!(
-                    "task '{}' forks '{}' inside a forever loop: the run would create tasks without end",
-                    comm(k),
-                    comm(c)
-                ));
+                return Err(BoundsError::ForkInForeverLoop {
+                    task: comm(k).into(),
+                    child: comm(c).into(),
+                });
             }
             made[c] = made[c].saturating_add(made[k].saturating_mul(f));
         }
     }
     let total = made.iter().fold(0u64, |a, &m| a.saturating_add(m));
     if total > MAX_TASKS {
-        return Err(format!(
-            "the run would create {} tasks (started and forked), more than the {MAX_TASKS} allowed",
-            show(total)
-        ));
+        return Err(BoundsError::TooManyTasks { total });
     }
     if !has_duration {
         let ops = made
@@ -245,12 +306,7 @@ pub(crate) fn check(w: &Workload) -> Result<(), String> {
             .zip(&sums)
             .fold(0u64, |a, (&m, s)| a.saturating_add(m.saturating_mul(s.ops)));
         if ops > MAX_OPS {
-            return Err(format!(
-                "the run would execute {} ops (loop counts × ops × tasks), more than the {MAX_OPS} \
-                 a run without a duration may (about an hour of simulation); give fewer loops or \
-                 tasks, or a duration",
-                show(ops)
-            ));
+            return Err(BoundsError::TooManyOps { ops });
         }
     }
     Ok(())
@@ -290,8 +346,11 @@ mod tests {
         ];
         assert_eq!(check(&wl(vec![p], None)), Ok(()));
         let p = vec![Op::Loop(u64::MAX), Op::Compute(Dist::Const(5)), Op::EndLoop];
-        let e = check(&wl(vec![p], None)).unwrap_err();
-        assert!(e.contains("task 't0' loops forever"), "{e}");
+        let e = check(&wl(vec![p], None)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "task 't0' loops forever and the workload has no duration: the run would never end"
+        );
     }
 
     #[test]
@@ -306,7 +365,11 @@ mod tests {
         ];
         let child = vec![Op::Compute(Dist::Const(1))];
         let e = check(&wl(vec![parent.clone(), child.clone()], None)).unwrap_err();
-        assert!(e.contains("300001 tasks"), "{e}");
+        assert_eq!(e, BoundsError::TooManyTasks { total: 300_001 });
+        assert_eq!(
+            e.to_string(),
+            "the run would create 300001 tasks (started and forked), more than the 200000 allowed"
+        );
         let small = vec![Op::Loop(1000), Op::Fork(1), Op::EndLoop, Op::WaitChildren];
         assert_eq!(check(&wl(vec![small, child], None)), Ok(()));
     }
@@ -317,9 +380,15 @@ mod tests {
         let b = vec![Op::Fork(2)];
         let c = vec![Op::Fork(1)];
         let e = check(&wl(vec![a, b, c], Some(1_000_000))).unwrap_err();
-        assert!(e.contains("cycle (t1 → t2 → t1)"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "tasks fork each other in a cycle (t1 → t2 → t1): the run would create tasks without end"
+        );
         let e = check(&wl(vec![vec![Op::Fork(0)]], Some(1_000_000))).unwrap_err();
-        assert!(e.contains("task 't0' forks its own template"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "task 't0' forks its own template: the run would create tasks without end"
+        );
     }
 
     #[test]
@@ -329,7 +398,9 @@ mod tests {
             Op::Stamp(schedlab_engine::task::Slot::Task(0)),
             Op::EndLoop,
         ];
-        let e = check(&wl(vec![p], Some(1_000_000))).unwrap_err();
+        let e = check(&wl(vec![p], Some(1_000_000)))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("zero simulated time"), "{e}");
         let p = vec![Op::Loop(u64::MAX), Op::Sleep(Dist::Const(10)), Op::EndLoop];
         assert_eq!(check(&wl(vec![p], Some(1_000_000))), Ok(()));

@@ -1,6 +1,8 @@
 //! The one error type of this crate. Every message names what was wrong and where: the
 //! workload, the parameter and its value, or the file with its line and column.
 
+use schedlab_vocab::suggest::did_you_mean;
+
 /// Why a workload spec, file or run could not be turned into a benchmark result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -16,7 +18,7 @@ pub enum WorkloadError {
     /// No workload has this name.
     #[error(
         "unknown workload '{name}'{}; known workloads: {known}",
-        did_you_mean(suggestion)
+        did_you_mean(suggestion.as_deref())
     )]
     UnknownWorkload {
         /// The name given.
@@ -29,7 +31,7 @@ pub enum WorkloadError {
     /// The workload has no parameter of this name.
     #[error(
         "{workload}: unknown parameter '{key}'{}; its parameters are: {known}",
-        did_you_mean(suggestion)
+        did_you_mean(suggestion.as_deref())
     )]
     UnknownParam {
         /// The workload.
@@ -98,43 +100,4 @@ pub enum WorkloadError {
         /// Why it ended.
         reason: String,
     },
-}
-
-fn did_you_mean(s: &Option<String>) -> String {
-    match s {
-        Some(s) => format!(" (did you mean '{s}'?)"),
-        None => String::new(),
-    }
-}
-
-/// The candidate closest to `given`, if it is close enough to be a plausible typo.
-pub(crate) fn closest<'a>(
-    given: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<String> {
-    let g = given.to_ascii_lowercase();
-    let mut best: Option<(f64, &str)> = None;
-    for c in candidates {
-        let score = strsim::jaro_winkler(&g, &c.to_ascii_lowercase());
-        let prefix = c.starts_with(&g) || g.starts_with(c);
-        let score = if prefix { score.max(0.9) } else { score };
-        if best.is_none_or(|(b, _)| score > b) {
-            best = Some((score, c));
-        }
-    }
-    best.filter(|(s, _)| *s >= 0.8).map(|(_, c)| c.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suggestions_catch_typos_but_not_nonsense() {
-        let names = ["hackbench", "pipe", "tbench", "schbench", "netperf-rr"];
-        assert_eq!(closest("hackbnech", names).as_deref(), Some("hackbench"));
-        assert_eq!(closest("tbnech", names).as_deref(), Some("tbench"));
-        assert_eq!(closest("netperf", names).as_deref(), Some("netperf-rr"));
-        assert_eq!(closest("zzzzzz", names), None);
-    }
 }

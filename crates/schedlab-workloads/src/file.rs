@@ -36,6 +36,8 @@ use crate::spec::parse_bytes;
 use schedlab_engine::time::parse_duration;
 use schedlab_engine::{ChannelKind, Dist};
 use schedlab_topo::Topology;
+use schedlab_vocab::UnitError;
+use schedlab_vocab::suggest::{closest, did_you_mean};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -446,14 +448,28 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Doc, WorkloadError> {
     Ok(doc)
 }
 
+/// Why a duration in a workload file is refused.
+#[derive(Debug, thiserror::Error)]
+enum DurationError {
+    /// Not a duration with a unit.
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    /// Longer than [`MAX_TIME_NS`].
+    #[error(
+        "'{text}' is longer than the {} h a workload may name",
+        MAX_TIME_NS / 3_600_000_000_000
+    )]
+    TooLong {
+        /// The duration as written.
+        text: String,
+    },
+}
+
 /// Parses a duration of at most [`MAX_TIME_NS`].
-fn bounded_dur(text: &str) -> Result<u64, String> {
+fn bounded_dur(text: &str) -> Result<u64, DurationError> {
     let ns = parse_duration(text)?;
     if ns > MAX_TIME_NS {
-        return Err(format!(
-            "'{text}' is longer than the {} h a workload may name",
-            MAX_TIME_NS / 3_600_000_000_000
-        ));
+        return Err(DurationError::TooLong { text: text.into() });
     }
     Ok(ns)
 }
@@ -476,9 +492,7 @@ fn ops(src: &Src<'_>, decls: &[OpDecl]) -> Result<Vec<IrOp>, WorkloadError> {
 fn op(src: &Src<'_>, d: &OpDecl) -> Result<IrOp, WorkloadError> {
     let kind = d.op.get_ref().as_str();
     let Some((_, allowed)) = OPS.iter().find(|(n, _)| *n == kind) else {
-        let hint = crate::error::closest(kind, OPS.iter().map(|(n, _)| *n))
-            .map(|c| format!(" (did you mean '{c}'?)"))
-            .unwrap_or_default();
+        let hint = did_you_mean(closest(kind, OPS.iter().map(|(n, _)| *n)).as_deref());
         let all: Vec<&str> = OPS.iter().map(|(n, _)| *n).collect();
         return Err(src.err(
             d.op.span(),

@@ -21,6 +21,7 @@ use schedlab_engine::task::{LockRef, Op, Slot, SpecId};
 use schedlab_engine::{ChannelKind, Dist, Simulation, TaskSpec, Workload};
 use schedlab_metrics::{Better, Metric};
 use schedlab_topo::{CpuSet, Topology};
+use schedlab_vocab::suggest::{closest, did_you_mean};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -299,9 +300,7 @@ impl Lower<'_> {
     fn channel(&self, n: &Name, name: &str) -> Result<usize, WorkloadError> {
         self.channels.get(name).copied().ok_or_else(|| {
             let known: Vec<_> = self.channels.keys().cloned().collect();
-            let hint = crate::error::closest(name, known.iter().map(String::as_str))
-                .map(|c| format!(" (did you mean '{c}'?)"))
-                .unwrap_or_default();
+            let hint = did_you_mean(closest(name, known.iter().map(String::as_str)).as_deref());
             let known = if known.len() > 12 {
                 format!("{} channels", known.len())
             } else {

@@ -47,9 +47,9 @@ pub fn instantiate(spec: &WorkloadSpec, topo: &Topology) -> Result<Instance, Wor
         workload: workload.name.clone(),
         msg,
     })?;
-    bounds::check(&workload).map_err(|msg| WorkloadError::Invalid {
+    bounds::check(&workload).map_err(|e| WorkloadError::Invalid {
         workload: workload.name.clone(),
-        msg,
+        msg: e.to_string(),
     })?;
     Ok(Instance {
         workload,

@@ -11,8 +11,9 @@
 //! so two spellings of one spec print the same.
 
 use crate::catalog::{ParamInfo, ValueKind, WorkloadInfo, catalog, info};
-use crate::error::{WorkloadError, closest};
+use crate::error::WorkloadError;
 use schedlab_vocab::spec::{SpecError, parse_params, split_spec};
+use schedlab_vocab::suggest::{closest, did_you_mean};
 use schedlab_vocab::units::{parse_duration, parse_kib};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -195,13 +196,17 @@ pub(crate) fn check_value(
                 bad(w, p, v, format!("expected a whole number{hint}"))
             })
         }
-        ValueKind::Bytes => parse_bytes(v).map(Value::Int).map_err(|m| bad(w, p, v, m)),
-        ValueKind::KiB => parse_kib(v).map(Value::Int).map_err(|m| bad(w, p, v, m)),
+        ValueKind::Bytes => parse_bytes(v)
+            .map(Value::Int)
+            .map_err(|m| bad(w, p, v, m.to_string())),
+        ValueKind::KiB => parse_kib(v)
+            .map(Value::Int)
+            .map_err(|m| bad(w, p, v, m.to_string())),
         ValueKind::Duration => parse_duration(v).map(Value::Int).map_err(|m| {
             let m = if v.parse::<f64>().is_ok() {
                 format!("'{v}' has no unit: durations need one, e.g. 2s, 100ms, 100us, 500ns")
             } else {
-                m
+                m.to_string()
             };
             bad(w, p, v, m)
         }),
@@ -223,9 +228,7 @@ pub(crate) fn check_value(
             if choices.contains(&v) {
                 Ok(Value::Text(v.to_string()))
             } else {
-                let hint = closest(v, choices.iter().copied())
-                    .map(|c| format!(" (did you mean '{c}'?)"))
-                    .unwrap_or_default();
+                let hint = did_you_mean(closest(v, choices.iter().copied()).as_deref());
                 Err(bad(
                     w,
                     p,

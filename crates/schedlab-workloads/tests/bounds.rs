@@ -1,6 +1,6 @@
 //! Workload input that would never end or exhaust memory is refused when the workload is
-//! built, with a message naming the task, key or parameter and the bound (issue 22, defects
-//! 5 and 6): forever loops without a duration, fork cycles, channel and task counts, loops ×
+//! built, with a message naming the task, key or parameter and the bound (such a run would
+//! hang the sweep it is part of or take the machine down): forever loops without a duration, fork cycles, channel and task counts, loops ×
 //! tasks, times beyond the clock, working sets beyond memory, and model scale parameters.
 
 mod common;

@@ -1,4 +1,5 @@
-//! Fuzzing harnesses of the workload inputs (issue 22, point 5): spec strings (`NAME:k=v`),
+//! Fuzzing harnesses of the workload inputs (user-written, so no input may panic or start a run
+//! without end): spec strings (`NAME:k=v`),
 //! workload TOML files and rt-app JSON. proptest edits the committed examples
 //! (`workloads/*`) byte by byte and cuts them short, and draws arbitrary spec strings; every
 //! input must end in a built workload or an error — never a panic — and, through the bounds,

@@ -271,9 +271,9 @@ pub(crate) fn run(hp: &HackbenchParams, limit: Duration) -> Result<HackbenchRepo
         let elapsed = start.elapsed();
         dog.finish(what)?;
         drop(guard);
-        reaped.map_err(|detail| HostError::WorkerFailed {
+        reaped.map_err(|e| HostError::WorkerFailed {
             what: what.into(),
-            detail,
+            detail: e.to_string(),
         })?;
         elapsed
     };

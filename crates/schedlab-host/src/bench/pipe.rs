@@ -194,9 +194,9 @@ pub(crate) fn run(pp: &PipeParams, limit: Duration) -> Result<PipeReport, HostEr
         let elapsed = start.elapsed();
         dog.finish(what)?;
         drop(guard);
-        reaped.map_err(|detail| HostError::WorkerFailed {
+        reaped.map_err(|e| HostError::WorkerFailed {
             what: what.into(),
-            detail,
+            detail: e.to_string(),
         })?;
         elapsed
     };

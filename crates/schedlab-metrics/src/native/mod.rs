@@ -88,6 +88,34 @@ pub enum NativeError {
     },
 }
 
+/// Why a format's example did not survive format → parse ([`Format::check_round_trip`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RoundTripError {
+    /// The formatted text did not parse.
+    #[error("{tool}: {error}\n{text}")]
+    Unparsed {
+        /// The tool.
+        tool: &'static str,
+        /// Why the parser refused it.
+        error: NativeError,
+        /// The formatted text.
+        text: String,
+    },
+    /// It parsed to something else than `read_back` of the report.
+    #[error("{tool}: read back {got}, expected {want}\n{text}")]
+    Mismatch {
+        /// The tool.
+        tool: &'static str,
+        /// What the parser gave (`Debug` form).
+        got: String,
+        /// What `read_back` gave (`Debug` form).
+        want: String,
+        /// The formatted text.
+        text: String,
+    },
+}
+
 pub(super) fn metric(name: &str, value: f64, unit: &str, better: Better) -> Metric {
     Metric {
         name: name.to_string(),
@@ -195,7 +223,7 @@ pub trait Format: Sync {
     fn tool(&self) -> &'static str;
     /// Formats each example, parses it back and compares it with `read_back`; returns how
     /// many examples passed, or the first mismatch with the text.
-    fn check_round_trip(&self) -> Result<usize, String>;
+    fn check_round_trip(&self) -> Result<usize, RoundTripError>;
     /// Whether `text` parses as this tool's output (the parsed value is dropped).
     fn accepts(&self, text: &str) -> Result<(), NativeError>;
 }
@@ -208,17 +236,25 @@ impl<F: NativeFormat> Format for Registered<F> {
         F::TOOL
     }
 
-    fn check_round_trip(&self) -> Result<usize, String> {
+    fn check_round_trip(&self) -> Result<usize, RoundTripError> {
         let examples = F::examples();
         for r in &examples {
             let text = F::format(r);
-            let got = F::parse(&text).map_err(|e| format!("{}: {e}\n{text}", F::TOOL))?;
+            let got = match F::parse(&text) {
+                Ok(got) => got,
+                Err(error) => {
+                    let tool = F::TOOL;
+                    return Err(RoundTripError::Unparsed { tool, error, text });
+                }
+            };
             let want = F::read_back(r);
             if got != want {
-                return Err(format!(
-                    "{}: read back {got:?}, expected {want:?}\n{text}",
-                    F::TOOL
-                ));
+                return Err(RoundTripError::Mismatch {
+                    tool: F::TOOL,
+                    got: format!("{got:?}"),
+                    want: format!("{want:?}"),
+                    text,
+                });
             }
         }
         Ok(examples.len())

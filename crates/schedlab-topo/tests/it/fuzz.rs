@@ -1,4 +1,5 @@
-//! Fuzzing harnesses of the text parsers (issue 22, point 5), runnable on the stable
+//! Fuzzing harnesses of the text parsers (they read files copied from other machines, so no
+//! input may panic or hang), runnable on the stable
 //! toolchain: proptest mutates the committed fixtures (the seed corpus: every file under
 //! tests/fixtures/lscpu and tests/fixtures/numactl) by byte edits and splices, and draws
 //! arbitrary strings for the compact notation and cpulists. The property is that every input

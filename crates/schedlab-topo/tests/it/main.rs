@@ -1,6 +1,5 @@
 //! Integration tests of schedlab-topo: sysfs fixture trees, input files, the domain tree
 //! against the kernel's `build_sched_domains()`, and property tests of round trips and consistency.
-//! See: issue 2.
 
 mod check;
 mod domains;

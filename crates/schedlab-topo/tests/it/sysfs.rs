@@ -250,9 +250,9 @@ fn broken_files_are_named() {
     }
 }
 
-/// Issue 22, defect 6: a capacity of 0 (which divides utilisation by zero) or above
-/// SCHED_CAPACITY_SCALE (1024, the biggest CPU after the kernel's normalisation) used to
-/// be simulated.
+/// A capacity of 0 (which divides utilisation by zero) or above SCHED_CAPACITY_SCALE (1024,
+/// the biggest CPU after the kernel's normalisation) is no machine the kernel would build,
+/// so it is refused rather than simulated.
 #[test]
 fn cpu_capacity_outside_1_to_1024_is_refused() {
     for bad in ["0", "1025", "4294967295"] {
@@ -270,8 +270,9 @@ fn cpu_capacity_outside_1_to_1024_is_refused() {
     assert_eq!(host_at(&root).unwrap().cpu(CpuId::new(8)).capacity, 1);
 }
 
-/// Issue 22, defect 5: an attribute that is a FIFO (blocked forever), a link to /dev/zero
-/// (read until memory ran out) or a huge file is a clear error naming the file, at once.
+/// An attribute that is a FIFO (which would block forever), a link to /dev/zero (read until
+/// memory runs out) or a huge file is a clear error naming the file, at once: captured
+/// sysfs trees come from other machines and are not to be trusted.
 #[test]
 fn attributes_that_are_not_small_regular_files_are_refused() {
     let node0 = "devices/system/node/node0/cpulist";

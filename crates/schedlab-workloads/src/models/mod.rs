@@ -62,18 +62,3 @@ pub(crate) use crate::bounds::MAX_TASKS;
 pub(crate) fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
-
-/// A duration for the `params` of a result: `30ms`, `100us`, `1.5s`.
-pub(crate) fn fmt_dur(ns: u64) -> String {
-    if ns == 0 {
-        "0ns".into()
-    } else if ns.is_multiple_of(1_000_000_000) {
-        format!("{}s", ns / 1_000_000_000)
-    } else if ns.is_multiple_of(1_000_000) {
-        format!("{}ms", ns / 1_000_000)
-    } else if ns.is_multiple_of(1_000) {
-        format!("{}us", ns / 1_000)
-    } else {
-        format!("{ns}ns")
-    }
-}

@@ -30,6 +30,7 @@ use schedlab_metrics::native::{
 };
 use schedlab_metrics::{Better, Metric};
 use schedlab_topo::Topology;
+use schedlab_vocab::format_duration;
 use std::sync::Arc;
 
 /// v1 request work at F = 256 KB for one matrix operation, ns (README: ≈ 17 ms for n = 5).
@@ -133,14 +134,14 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
     let sleep =
         a.int_in("sleeptime", 0, 60_000_000_000)?
             .unwrap_or(if v1 { 100_000 } else { 30_000_000 });
-    a.resolve("sleeptime", crate::models::fmt_dur(sleep));
+    a.resolve("sleeptime", format_duration(sleep));
     let mut w = Workload::new("schbench");
     let wake = w.hist("wakeup_latency");
     if !v1 {
         let cpu = a
             .int_in("cputime", 0, 60_000_000_000)?
             .unwrap_or(30_000_000);
-        a.resolve("cputime", crate::models::fmt_dur(cpu));
+        a.resolve("cputime", format_duration(cpu));
         for _ in 0..m {
             let f = w.futex();
             let list = w.list();
@@ -188,7 +189,7 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
     let work = a
         .int_in("cputime", 0, 60_000_000_000)?
         .unwrap_or_else(|| v1_work_ns(footprint, ops));
-    a.resolve("cputime", crate::models::fmt_dur(work));
+    a.resolve("cputime", format_duration(work));
     let req = w.hist("request_latency");
     let reqs = w.counter("requests");
     let locks = w.mutexes(topo.nr_cpus());

@@ -11,12 +11,26 @@
 //! faint on white), each variant also has its own marker shape, and the y title says which way
 //! is better. plotters' SVG backend keeps text as `<text>`, so no fonts are embedded.
 
+use super::table::title;
+use super::{OutputError, OutputFormat};
 use crate::report::CompareReport;
-use crate::table::title;
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use schedlab_metrics::Better;
+
+/// An SVG plot (`--plot FILE.svg`; `--absolute` for [`PlotKind::Absolute`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plot {
+    /// Which plot.
+    pub kind: PlotKind,
+}
+
+impl OutputFormat for Plot {
+    fn render(&self, report: &CompareReport) -> Result<String, OutputError> {
+        to_svg(report, self.kind)
+    }
+}
 
 /// Which plot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +144,7 @@ fn series(report: &CompareReport, kind: PlotKind, xs: &[f64]) -> Vec<Series> {
 }
 
 /// Renders the report as an SVG document.
-pub fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, String> {
+pub(crate) fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, OutputError> {
     let (key, xs) = x_values(report);
     let all = series(report, kind, &xs);
     let (mut ymin, mut ymax) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -186,7 +200,7 @@ pub fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, String> 
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (1000, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(draw_error)?;
         let (plot_area, legend_area) = root.split_horizontally(720);
         let mut b = ChartBuilder::on(&plot_area);
         b.caption(caption, ("sans-serif", 14))
@@ -216,7 +230,7 @@ pub fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, String> 
         let xpad = ((x1 - x0) * 0.06).max(if log_x { 0.1 } else { 0.5 });
         let chart = b
             .build_cartesian_2d(x0 - xpad..x1 + xpad, ylo..yhi)
-            .map_err(|e| e.to_string())?;
+            .map_err(draw_error)?;
         let ticks: Option<Vec<(f64, String)>> = log_x.then(|| {
             let mut v: Vec<f64> = xs.clone();
             v.sort_by(f64::total_cmp);
@@ -235,7 +249,7 @@ pub fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, String> 
             yfmt,
         )?;
         legend(&legend_area, &all, kind, &baseline)?;
-        root.present().map_err(|e| e.to_string())?;
+        root.present().map_err(draw_error)?;
     }
     Ok(buf)
 }
@@ -263,7 +277,7 @@ fn draw<'a>(
     (x0, x1): (f64, f64),
     ticks: Option<&[(f64, String)]>,
     ydec: usize,
-) -> Result<(), String> {
+) -> Result<(), OutputError> {
     let yfmt = move |v: &f64| format!("{v:.ydec$}");
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_desc)
@@ -273,7 +287,7 @@ fn draw<'a>(
     if ticks.is_some() {
         mesh.disable_x_mesh().x_labels(0);
     }
-    mesh.draw().map_err(|e| e.to_string())?;
+    mesh.draw().map_err(draw_error)?;
     if let Some(ticks) = ticks {
         let (ylo, yhi) = {
             let r = chart.y_range();
@@ -285,7 +299,7 @@ fn draw<'a>(
                     [(*x, ylo), (*x, yhi)],
                     RGBColor(0xdd, 0xdd, 0xdd).stroke_width(1),
                 ))
-                .map_err(|e| e.to_string())?;
+                .map_err(draw_error)?;
             let (px, py) = chart.backend_coord(&(*x, ylo));
             let style = ("sans-serif", 12).into_font().color(&BLACK).pos(
                 plotters::style::text_anchor::Pos::new(
@@ -294,7 +308,7 @@ fn draw<'a>(
                 ),
             );
             area.draw(&Text::new(label.clone(), (px, py + 6), style))
-                .map_err(|e| e.to_string())?;
+                .map_err(draw_error)?;
         }
     }
     if kind == PlotKind::Ratio {
@@ -305,7 +319,7 @@ fn draw<'a>(
                 4,
                 colour(0).stroke_width(1),
             ))
-            .map_err(|e| e.to_string())?;
+            .map_err(draw_error)?;
     }
     for (_, vi, pts) in all {
         let c = colour(*vi);
@@ -314,25 +328,25 @@ fn draw<'a>(
                 pts.iter().map(|&(x, y, _, _)| (x, y)),
                 c.stroke_width(2),
             ))
-            .map_err(|e| e.to_string())?;
+            .map_err(draw_error)?;
         // Bars by hand: plotters' ErrorBar draws a circle of its own over the marker.
         for &(x, _, lo, hi) in pts.iter().filter(|p| p.2 < p.3) {
             chart
                 .draw_series(LineSeries::new([(x, lo), (x, hi)], c.stroke_width(2)))
-                .map_err(|e| e.to_string())?;
+                .map_err(draw_error)?;
             chart
                 .draw_series([lo, hi].into_iter().map(|y| {
                     EmptyElement::at((x, y))
                         + PathElement::new(vec![(-5, 0), (5, 0)], c.stroke_width(2))
                 }))
-                .map_err(|e| e.to_string())?;
+                .map_err(draw_error)?;
         }
         let vi = *vi;
         chart
             .draw_series(pts.iter().map(|&(x, y, _, _)| {
                 EmptyElement::at((x, y)) + marker::<SVGBackend>(vi, (0, 0), c)
             }))
-            .map_err(|e| e.to_string())?;
+            .map_err(draw_error)?;
     }
     Ok(())
 }
@@ -343,10 +357,10 @@ fn legend(
     all: &[Series],
     kind: PlotKind,
     baseline: &str,
-) -> Result<(), String> {
+) -> Result<(), OutputError> {
     let style = ("sans-serif", 13).into_font().color(&BLACK);
     let mut y = 60;
-    let mut line = |text: String, vi: Option<usize>, dashed: bool| -> Result<(), String> {
+    let mut line = |text: String, vi: Option<usize>, dashed: bool| -> Result<(), OutputError> {
         if let Some(vi) = vi {
             let c = colour(vi);
             if dashed {
@@ -354,12 +368,12 @@ fn legend(
                     .and_then(|_| {
                         area.draw(&PathElement::new(vec![(22, y), (30, y)], c.stroke_width(1)))
                     })
-                    .map_err(|e| e.to_string())?;
+                    .map_err(draw_error)?;
             } else {
                 area.draw(&PathElement::new(vec![(8, y), (30, y)], c.stroke_width(2)))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(draw_error)?;
                 area.draw(&(EmptyElement::at((19, y)) + marker::<SVGBackend>(vi, (0, 0), c)))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(draw_error)?;
             }
         }
         // Long variant names wrap at their commas.
@@ -378,7 +392,7 @@ fn legend(
                 (38, y - 7),
                 style.clone(),
             ))
-            .map_err(|e| e.to_string())?;
+            .map_err(draw_error)?;
             rest = &rest[cut..];
             y += 18;
             if rest.is_empty() {
@@ -395,6 +409,11 @@ fn legend(
         line(s.name.clone(), Some(s.vi), false)?;
     }
     Ok(())
+}
+
+/// plotters' error (generic over the backend) as an [`OutputError::Draw`].
+fn draw_error(e: impl std::fmt::Display) -> OutputError {
+    OutputError::Draw(e.to_string())
 }
 
 #[cfg(test)]

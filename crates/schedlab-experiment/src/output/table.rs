@@ -8,10 +8,21 @@
 //! (`Amean`). More variants than fit in [`MAX_WIDTH`] columns wrap into further blocks, each
 //! repeating the baseline column.
 
+use super::{OutputError, OutputFormat};
 use crate::report::{CompareReport, Direction, PointStats, gain_pct, is_percentile_metric};
 use crate::report::{VariantStats, point_label};
 use schedlab_metrics::Better;
 use schedlab_metrics::stats::{hmean, summarize};
+
+/// The text table (the default output of `compare`, `run` and `merge`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Table;
+
+impl OutputFormat for Table {
+    fn render(&self, report: &CompareReport) -> Result<String, OutputError> {
+        Ok(to_table(report))
+    }
+}
 
 /// The widest line a table prints (a mail reader's width, with room).
 pub const MAX_WIDTH: usize = 100;

@@ -5,10 +5,24 @@
 //! (inline SVG); the counters formatted by kind (counts as integers, times with units,
 //! fractions as percentages); the mmtests text table and the raw JSON behind folds.
 
-use crate::plot::{PlotKind, to_svg};
+use super::plot::{PlotKind, to_svg};
+use super::table::{decimals, p_text, title};
+use super::{OutputError, OutputFormat};
 use crate::report::{CompareReport, Direction, is_percentile_metric, point_label};
-use crate::table::{decimals, p_text, title};
 use schedlab_metrics::Better;
+
+/// The HTML page (`--report FILE.html`).
+#[derive(Clone, Debug, Default)]
+pub struct Html {
+    /// How the page was made.
+    pub meta: PageMeta,
+}
+
+impl OutputFormat for Html {
+    fn render(&self, report: &CompareReport) -> Result<String, OutputError> {
+        to_html(report, &self.meta)
+    }
+}
 
 /// What the page says about how it was made (the caller knows; the report does not).
 #[derive(Clone, Debug, Default)]
@@ -111,7 +125,7 @@ pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}details{margin
 summary{cursor:pointer;font-weight:bold}svg{max-width:100%;height:auto}";
 
 /// Renders the page (the plots are drawn here).
-pub fn to_html(report: &CompareReport, meta: &PageMeta) -> Result<String, String> {
+pub(crate) fn to_html(report: &CompareReport, meta: &PageMeta) -> Result<String, OutputError> {
     let ratio_svg = to_svg(report, PlotKind::Ratio)?;
     let abs_svg = to_svg(report, PlotKind::Absolute)?;
     let strip = |s: &str| {
