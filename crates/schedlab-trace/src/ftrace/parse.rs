@@ -70,8 +70,11 @@ pub struct StreamSummary {
 
 /// Parses ftrace-style text from a reader one line at a time, handing each event to
 /// `on_event` in file order and keeping none: memory stays bounded by the thread table,
-/// however long the trace. A last line cut off mid-way (a truncated file) is counted in
-/// [`ParseStats::truncated_last_line`] instead of failing the parse.
+/// however long the trace. A last line without its newline (a truncated file) is left out and
+/// counted in [`ParseStats::truncated_last_line`] instead of failing the parse: cut inside a
+/// number it may still parse, as a wrong value. A line longer than [`MAX_LINE_BYTES`] or an
+/// input past [`MAX_INPUT_BYTES`] is an error: no trace has such lines, and a device such as
+/// `/dev/zero` would otherwise be read until memory runs out.
 pub fn parse_ftrace_reader(
     mut reader: impl std::io::BufRead,
     mut on_event: impl FnMut(TraceEvent),
@@ -79,9 +82,21 @@ pub fn parse_ftrace_reader(
     let mut p = Parser::default();
     let mut buf = Vec::new();
     let mut lineno = 0;
+    let mut total = 0u64;
+    use std::io::{BufRead as _, Read as _};
+    let bounded = |line: usize, expected: String, buf: &[u8]| TraceError::Parse {
+        line,
+        event: "text".into(),
+        expected,
+        found: String::from_utf8_lossy(&buf[..buf.len().min(24)])
+            .escape_debug()
+            .to_string()
+            + "…",
+    };
     loop {
         buf.clear();
-        let n = reader
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES as u64 + 1)
             .read_until(b'\n', &mut buf)
             .map_err(|source| TraceError::Io {
                 path: "<input>".into(),
@@ -91,16 +106,33 @@ pub fn parse_ftrace_reader(
             break;
         }
         lineno += 1;
+        total += n as u64;
         let complete = buf.last() == Some(&b'\n');
+        if !complete && n > MAX_LINE_BYTES {
+            let want = format!(
+                "a line of at most {} KiB (is this a text trace?)",
+                MAX_LINE_BYTES >> 10
+            );
+            return Err(bounded(lineno, want, &buf));
+        }
+        if total > MAX_INPUT_BYTES {
+            let want = format!(
+                "at most {} GiB of text (split the trace, or capture a shorter run)",
+                MAX_INPUT_BYTES >> 30
+            );
+            return Err(bounded(lineno, want, &buf));
+        }
         let text = String::from_utf8_lossy(&buf);
         let line = text.trim_end_matches(['\n', '\r']);
+        if !complete {
+            if !line.trim().is_empty() {
+                p.stats.truncated_last_line = true;
+            }
+            break;
+        }
         match p.line(lineno, line) {
             Ok(Some(ev)) => on_event(ev),
             Ok(None) => {}
-            Err(_) if !complete => {
-                p.stats.truncated_last_line = true;
-                break;
-            }
             Err(e) => return Err(e),
         }
     }
@@ -111,6 +143,12 @@ pub fn parse_ftrace_reader(
         stats,
     })
 }
+
+/// The longest line [`parse_ftrace_reader`] reads (a real one is a few hundred bytes).
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+/// The most text [`parse_ftrace_reader`] reads (a minute of a busy 64-CPU machine is a few
+/// GiB).
+pub const MAX_INPUT_BYTES: u64 = 64 << 30;
 
 /// Event names whose lines must parse (others are skipped).
 const OUR_EVENTS: [&str; 7] = [
