@@ -7,31 +7,15 @@
 //!
 //! Waits poll for a state with generous bounds (a noisy VM); nothing asserts on timings.
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-const STATE_FILE: &str = "/tmp/schedlab-tracefs.state";
-const TRACEFS: &str = "/sys/kernel/tracing";
+use common::{Guard, STATE_FILE, alive, tracefs_root, tracefs_state};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("schedlab")
-}
-
-fn tracefs_state() -> Option<Vec<String>> {
-    let files = [
-        "tracing_on",
-        "current_tracer",
-        "trace_clock",
-        "events/sched/sched_switch/enable",
-        "events/sched/sched_waking/enable",
-        "events/sched/sched_wakeup/enable",
-        "events/sched/sched_migrate_task/enable",
-    ];
-    files
-        .iter()
-        .map(|f| std::fs::read_to_string(Path::new(TRACEFS).join(f)).ok())
-        .collect()
 }
 
 fn wait_for(what: &str, bound: Duration, mut ok: impl FnMut() -> bool) {
@@ -40,15 +24,6 @@ fn wait_for(what: &str, bound: Duration, mut ok: impl FnMut() -> bool) {
         assert!(start.elapsed() < bound, "gave up waiting for {what}");
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn alive(pid: u32) -> bool {
-    // A zombie is dead for our purpose (its parent, the test, has not reaped it).
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .is_some_and(|r| !r.trim_start().starts_with('Z'))
-    })
 }
 
 /// The pids whose parent is `ppid`.
@@ -74,9 +49,9 @@ fn children_of(ppid: u32) -> Vec<u32> {
 }
 
 /// Starts a capture of `sleep 300` and waits until it traces; `None` (with a message) when
-/// capture cannot run here.
-fn start_capture(out: &Path) -> Option<(Child, u32)> {
-    let mut c = Command::new(bin())
+/// capture cannot run here. The guard ends both if the test fails.
+fn start_capture(out: &Path) -> Option<Guard> {
+    let c = Command::new(bin())
         .args([
             "host",
             "capture",
@@ -92,13 +67,20 @@ fn start_capture(out: &Path) -> Option<(Child, u32)> {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = c.id();
+    let mut g = Guard::new(c);
+    g.restore_with = Some(bin());
+    let pid = g.id();
     let start = Instant::now();
     loop {
-        if let Some(st) = c.try_wait().unwrap() {
+        if let Some(st) = g.child.try_wait().unwrap() {
             let mut e = String::new();
             use std::io::Read;
-            c.stderr.take().unwrap().read_to_string(&mut e).unwrap();
+            g.child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut e)
+                .unwrap();
             assert!(
                 e.contains("tracefs unavailable"),
                 "capture ended: {st}: {e}"
@@ -107,10 +89,11 @@ fn start_capture(out: &Path) -> Option<(Child, u32)> {
             return None;
         }
         let traced = children_of(pid);
-        let on = std::fs::read_to_string(Path::new(TRACEFS).join("tracing_on"))
+        g.also = traced.clone();
+        let on = std::fs::read_to_string(tracefs_root().join("tracing_on"))
             .is_ok_and(|v| v.trim() == "1");
         if on && Path::new(STATE_FILE).exists() && traced.len() == 1 {
-            return Some((c, traced[0]));
+            return Some(g);
         }
         assert!(
             start.elapsed() < Duration::from_secs(60),
@@ -137,19 +120,20 @@ fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
         ("SIGKILL", libc::SIGKILL),
     ] {
         let before = tracefs_state();
-        let Some((mut c, traced)) = start_capture(&dir.path().join(name)) else {
+        let Some(mut g) = start_capture(&dir.path().join(name)) else {
             return;
         };
+        let traced = g.also[0];
         assert_ne!(
             tracefs_state(),
             before,
             "{name}: the capture changed nothing?"
         );
         // SAFETY: signalling the child this test started.
-        unsafe { libc::kill(c.id() as libc::pid_t, sig) };
+        unsafe { libc::kill(g.id() as libc::pid_t, sig) };
         let bound = Duration::from_secs(60);
         let start = Instant::now();
-        while c.try_wait().unwrap().is_none() {
+        while g.child.try_wait().unwrap().is_none() {
             assert!(start.elapsed() < bound, "{name}: schedlab did not exit");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -181,5 +165,6 @@ fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
             !Path::new(STATE_FILE).exists(),
             "{name}: record left behind"
         );
+        g.finished();
     }
 }
