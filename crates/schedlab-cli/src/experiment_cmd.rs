@@ -151,6 +151,7 @@ impl OutputArgs {
     /// Fails before the work when an output file cannot be written.
     fn check_writable(&self) -> Result<()> {
         if let Some(p) = &self.plot {
+            crate::checks::writable(p, "--plot")?;
             // The plot is SVG: a `.png` or `.pdf` name would hold text its viewer rejects.
             let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
             if !ext.eq_ignore_ascii_case("svg") {
@@ -159,7 +160,6 @@ impl OutputArgs {
                     p.display()
                 );
             }
-            crate::checks::writable(p, "--plot")?;
         }
         if let Some(p) = &self.report {
             crate::checks::writable(p, "--report")?;
