@@ -2,8 +2,9 @@
 //! SIGHUP, SIGQUIT and SIGKILL sent to `host capture` while it traces a command. After each,
 //! the traced command is gone and tracefs is as it was before; after SIGKILL (no handler
 //! runs) the traced command dies with schedlab (its parent-death signal) and the next capture
-//! restores the settings the killed one recorded. Skips with a message when not root or
-//! tracefs is unavailable.
+//! restores the settings the killed one recorded. A test that fails while a capture runs
+//! leaves nothing either: the guard that started it ends it as the test unwinds. Skips with a
+//! message when not root or tracefs is unavailable; tracefs is read where the capture finds it.
 //!
 //! Waits poll for a state with generous bounds (a noisy VM); nothing asserts on timings.
 
@@ -103,6 +104,9 @@ fn start_capture(out: &Path) -> Option<Guard> {
     }
 }
 
+/// One capture at a time: the tests compare tracefs before and after theirs.
+static ONE_CAPTURE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
     // SAFETY: geteuid has no preconditions.
@@ -110,6 +114,7 @@ fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
         println!("skipped: needs root (tracefs)");
         return;
     }
+    let _one = ONE_CAPTURE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let _ = std::fs::remove_file(STATE_FILE);
     for (name, sig) in [
@@ -167,4 +172,36 @@ fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
         );
         g.finished();
     }
+}
+
+/// What a failed assertion in these tests leaves: nothing. Unwinding drops the guard, which
+/// ends the capture and the command it traces, and tracing is as it was.
+#[test]
+fn a_failing_test_leaves_no_capture_running() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: needs root (tracefs)");
+        return;
+    }
+    let _one = ONE_CAPTURE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let before = tracefs_state();
+    let Some(g) = start_capture(&dir.path().join("guarded")) else {
+        return;
+    };
+    let (pid, traced) = (g.id(), g.also[0]);
+    // The panic is the test's own: keep its message out of the output.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _g = g;
+        panic!("a check fails while the capture runs");
+    }));
+    std::panic::set_hook(hook);
+    assert!(failed.is_err());
+    let bound = Duration::from_secs(30);
+    wait_for("schedlab to end", bound, || !alive(pid));
+    wait_for("the traced sleep to end", bound, || !alive(traced));
+    assert_eq!(tracefs_state(), before, "tracefs settings not restored");
+    assert!(!Path::new(STATE_FILE).exists(), "record left behind");
 }
