@@ -130,6 +130,85 @@ pub fn reps(flag: &str, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// clap's parser for a count or a seed. A negative number is taken as the option's value
+/// (`allow_negative_numbers`) and refused here, saying what the option takes, instead of
+/// clap's tip to write `-- -3`, which is not what the user meant.
+pub fn whole<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    if s.trim_start().starts_with('-') {
+        return Err("a whole number of 0 or more, not a negative one".into());
+    }
+    s.trim()
+        .parse()
+        .map_err(|_| "expected a whole number, e.g. 5".to_string())
+}
+
+/// clap's parser for a time limit (`--timeout`): a duration past zero, a bare number taken as
+/// seconds. Kept as text; the command parses it again with the same parser.
+pub fn timeout(s: &str) -> Result<String, String> {
+    if s.trim_start().starts_with('-') {
+        return Err("a time limit such as 30s, not a negative one".into());
+    }
+    match schedlab_vocab::parse_duration_or_bare(s, "s") {
+        Ok(0) => Err("a time limit past zero, e.g. 30s (0 would end the run at once)".into()),
+        Ok(_) => Ok(s.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// clap's parser for `--op-cost`: refuses a negative duration (which clap would otherwise
+/// take for a flag); the rest is parsed where it is used, with the same message as before.
+pub fn op_cost(s: &str) -> Result<String, String> {
+    if s.trim_start().starts_with('-') {
+        return Err("`auto` or a duration of 0 or more, e.g. 2us; not a negative one".into());
+    }
+    Ok(s.to_string())
+}
+
+/// Refuses a sweep value given twice in one axis: each point would run twice under the same
+/// seeds, doubling the work for identical results.
+pub fn sweep_values(sweep: &[(String, Vec<String>)]) -> Result<()> {
+    for (k, values) in sweep {
+        for (i, v) in values.iter().enumerate() {
+            if values[..i].contains(v) {
+                bail!(
+                    "--sweep {k}: the value {v} is given twice (each point runs once; the same value again gives the same runs)"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a variant given twice (by its canonical name: `linux-6.6,no_sis_util` and
+/// `linux-6.6,NO_SIS_UTIL` are one): compared with itself it only doubles the work.
+pub fn distinct_variants(variants: &[String]) -> Result<()> {
+    let canon = |v: &str| {
+        schedlab_policies::parse_variant(v).map_or_else(
+            |_| v.to_string(),
+            |p| {
+                let mut sw: Vec<String> =
+                    p.switches.iter().map(|s| s.to_ascii_uppercase()).collect();
+                sw.sort();
+                sw.dedup();
+                format!("{},{}", p.policy, sw.join(","))
+            },
+        )
+    };
+    for (i, v) in variants.iter().enumerate() {
+        if let Some(first) = variants[..i].iter().find(|w| canon(w) == canon(v)) {
+            let also = if first == v {
+                String::new()
+            } else {
+                format!(" (also as '{first}')")
+            };
+            bail!(
+                "variant '{v}' is given twice{also}: a variant compared with itself shows no difference; give each once"
+            );
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,10 +30,10 @@ pub struct CommonArgs {
     #[arg(long)]
     profile: Option<PathBuf>,
     /// Repetitions (seeds) per variant and point.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::checks::whole::<usize>)]
     reps: Option<usize>,
     /// Base seed: repetition k uses a seed derived from (seed, k), the same for every variant.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::checks::whole::<u64>)]
     seed: Option<u64>,
     /// Write one run as a trace: FILE.pftrace (Perfetto) or FILE.txt (ftrace text).
     #[arg(long)]
@@ -87,7 +87,7 @@ pub struct CompareArgs {
     #[arg(long = "until-ci", value_name = "P")]
     until_ci: Option<f64>,
     /// Cap on repetitions for --until-ci (only with --until-ci, or an experiment file's until_ci).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::checks::whole::<usize>)]
     max_reps: Option<usize>,
     /// Run a plan larger than the size and time limits (see the error that asks for it).
     #[arg(long)]
@@ -126,6 +126,24 @@ pub struct OutputArgs {
     /// Write a self-contained HTML report.
     #[arg(long, visible_alias = "html", value_name = "FILE.html")]
     report: Option<PathBuf>,
+    /// The smallest ratio change, in %, that a verdict calls better or worse; a significant
+    /// difference below it reads "below the minimum effect". The simulator has no hardware
+    /// noise, so a tiny difference can be significant without mattering [default: 2, the
+    /// minimum effect `validate` uses].
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true, value_parser = min_effect_pct)]
+    min_effect: Option<f64>,
+}
+
+/// `--min-effect`: a percentage from 0 to 100.
+fn min_effect_pct(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..100.0).contains(&p) => Ok(p),
+        Ok(_) => Err(
+            "a percentage from 0 to below 100, e.g. 2 (0 calls every significant difference)"
+                .into(),
+        ),
+        Err(_) => Err("a percentage such as 2 or 0.5".into()),
+    }
 }
 
 impl OutputArgs {
@@ -133,6 +151,14 @@ impl OutputArgs {
     fn check_writable(&self) -> Result<()> {
         if let Some(p) = &self.plot {
             crate::checks::writable(p, "--plot")?;
+            // The plot is SVG: a `.png` or `.pdf` name would hold text its viewer rejects.
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if !ext.eq_ignore_ascii_case("svg") {
+                bail!(
+                    "--plot {}: the plot is written as SVG; give a FILE.svg name (convert it with e.g. `rsvg-convert -o plot.png plot.svg`)",
+                    p.display()
+                );
+            }
         }
         if let Some(p) = &self.report {
             crate::checks::writable(p, "--report")?;
@@ -212,6 +238,8 @@ fn experiment_from(
         e.sweep.push(axis);
     }
     crate::checks::sweep_keys(&e.sweep)?;
+    crate::checks::sweep_values(&e.sweep)?;
+    crate::checks::distinct_variants(&e.variants)?;
     for v in &e.variants {
         crate::checks::variant(v)?;
     }
@@ -417,12 +445,21 @@ fn check_plan(plan: &Plan, jobs: usize, force: bool) -> Result<()> {
 
 /// Bytes one run's record takes in memory (its JSON line is 1-2 KiB; the parsed form more).
 const RECORD_BYTES: usize = 4096;
-/// Plans of this many runs or more are timed by one pilot run before they start.
-const PILOT_FROM: usize = 2000;
+/// Plans of this many runs or more are timed by one pilot run before they start (it adds at
+/// most 1 % to their time; fewer runs of a slow workload could still take hours unchecked).
+const PILOT_FROM: usize = 100;
 /// The longest estimate that starts without `--force`.
 const MAX_EST_S: f64 = 3600.0;
 
 fn emit(report: &CompareReport, out: &OutputArgs, description: Option<String>) -> Result<()> {
+    let with_effect;
+    let report = match out.min_effect {
+        Some(pct) => {
+            with_effect = report.clone().with_min_effect(pct / 100.0);
+            &with_effect
+        }
+        None => report,
+    };
     let printed: &dyn OutputFormat = if out.json {
         &Json
     } else if out.csv {
@@ -534,11 +571,19 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     let jobs = args.jobs.unwrap_or(0) as usize;
     check_plan(&plan, jobs, args.force)?;
     let tty = std::io::stderr().is_terminal();
-    let planned = plan.keys(0..plan.experiment.reps).len() as u64;
+    // --until-ci adds repetitions up to --max-reps: count against that cap, the most it runs.
+    let (reps, what) = match plan.experiment.until_ci {
+        Some(_) => (
+            plan.experiment.max_reps.max(plan.experiment.reps),
+            "runs (the --max-reps cap)",
+        ),
+        None => (plan.experiment.reps, "runs"),
+    };
+    let planned = plan.keys(0..reps).len() as u64;
     let hidden = (!tty).then(|| schedlab_experiment::progress::hidden_bar(planned));
     let _ticker = hidden
         .clone()
-        .map(|b| schedlab_experiment::progress::Ticker::start("compare", "runs", b));
+        .map(|b| schedlab_experiment::progress::Ticker::start("compare", what, b));
     let opts = ExecOptions {
         jobs,
         out: out_file.clone(),
@@ -588,6 +633,10 @@ pub fn compare(args: CompareArgs) -> Result<()> {
 /// Runs `schedlab merge`.
 pub fn merge(args: MergeArgs) -> Result<()> {
     args.out.check_writable()?;
+    // A file that cannot be opened is that, not a file without a header line.
+    for f in &args.files {
+        std::fs::File::open(f).with_context(|| format!("{}: cannot open", f.display()))?;
+    }
     let (_, report) = schedlab_experiment::merge(&args.files)?;
     emit(&report, &args.out, None)
 }

@@ -49,7 +49,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_capture: bool,
     /// Seed of the simulation.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::checks::whole::<u64>)]
     pub seed: u64,
 }
 

@@ -38,7 +38,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub external: bool,
     /// Stop everything and fail after this long (suffix ns, us, ms, s; bare = seconds).
-    #[arg(long, default_value = "120s")]
+    #[arg(long, default_value = "120s", allow_hyphen_values = true, value_parser = crate::checks::timeout)]
     pub timeout: String,
     /// Print the result as JSON instead of the tool's native text.
     #[arg(long)]
@@ -53,10 +53,11 @@ pub struct CaptureArgs {
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
     /// End the command (SIGTERM, then SIGKILL) after this long.
-    #[arg(long, default_value = "60s")]
+    #[arg(long, default_value = "60s", allow_hyphen_values = true, value_parser = crate::checks::timeout)]
     pub timeout: String,
-    /// Per-CPU trace buffer while capturing, KiB.
-    #[arg(long, default_value_t = 8192)]
+    /// Per-CPU trace buffer while capturing, KiB (1 to 4194304, i.e. 4 GiB).
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..=4_194_304))]
     pub buffer_kb: u64,
     /// The command to run, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -85,6 +86,11 @@ pub struct CalibrateArgs {
     /// Measure nothing: redo the fit from a file `--record` wrote and write its profile.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "quick", "budget"])]
     pub replay: Option<PathBuf>,
+    /// Root of the sysfs tree read for the CPUs, caches and cpuidle driver (the directory
+    /// containing devices/system/cpu) [env: SCHEDLAB_SYSFS_ROOT] [default: /sys]. Another
+    /// machine's tree is for tests: the measurements are still of this one.
+    #[arg(long, value_name = "DIR")]
+    pub sysfs_root: Option<PathBuf>,
 }
 
 /// A duration flag: the workspace's one parser, a bare number taken as seconds.
@@ -226,6 +232,23 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     if let Some(b) = &a.budget {
         opts.budget = duration("budget", b)?;
     }
+    let sysfs_root = a.sysfs_root.clone().or_else(|| {
+        std::env::var_os(crate::topo_cmd::SYSFS_ROOT_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    // The fit simulates the machine the profile describes: the same tree's topology.
+    let topology = match &sysfs_root {
+        Some(root) if !root.is_dir() => anyhow::bail!(
+            "--sysfs-root {}: not a directory (the root of a sysfs tree, containing devices/system/cpu)",
+            root.display()
+        ),
+        Some(root) => {
+            opts.sysfs_root = root.clone();
+            root.to_string_lossy().into_owned()
+        }
+        None => "host".to_string(),
+    };
     // Minutes of measurement must not end in "cannot write".
     crate::checks::writable(&a.output, "-o")?;
     eprintln!(
@@ -243,7 +266,11 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
         let rec = crate::host_fit::Recorded {
             machine: format!("{}, kernel {}", c.cpu_model, c.kernel),
             variant: variant.clone(),
-            topology: host_topology(),
+            topology: if topology == "host" {
+                host_topology()
+            } else {
+                topology.clone()
+            },
             profile_toml: c.to_profile_toml(),
             targets: targets.clone(),
         };
@@ -251,7 +278,7 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
         println!("recorded the fit's inputs in {}", path.display());
     }
-    let (fitted, rows) = crate::host_fit::fit("host", &c.profile(), &targets, &variant)?;
+    let (fitted, rows) = crate::host_fit::fit(&topology, &c.profile(), &targets, &variant)?;
     print!("{}", crate::host_fit::render(&rows));
     let text = c.to_profile_toml_with(&fitted, &crate::host_fit::notes(&rows));
     std::fs::write(&a.output, text)

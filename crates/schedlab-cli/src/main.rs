@@ -47,7 +47,8 @@ enum Command {
     /// Run one workload under one policy variant: native output and counters.
     Run(experiment_cmd::RunArgs),
     /// Compare variants over a sweep with repetitions and statistics.
-    Compare(experiment_cmd::CompareArgs),
+    // Boxed: its options are twice the size of any other command's.
+    Compare(Box<experiment_cmd::CompareArgs>),
     /// Merge the JSON-lines files of sharded `compare --out` runs into one report.
     Merge(experiment_cmd::MergeArgs),
     /// Reproduce the published results (R1, R2, R3 and the qualitative shapes).
@@ -93,7 +94,7 @@ fn main() {
     });
     let result = match cli.command {
         Command::Run(a) => experiment_cmd::run(a),
-        Command::Compare(a) => experiment_cmd::compare(a),
+        Command::Compare(a) => experiment_cmd::compare(*a),
         Command::Merge(a) => experiment_cmd::merge(a),
         Command::Validate(a) => match validate_cmd::run(a) {
             // Failing checks are a result, not an error: exit 1, distinct from bad input (2).

@@ -53,7 +53,8 @@ pub struct DeriveFlags {
     /// Kernel work of one send or receive, taken off the traced burst before it because the
     /// simulator charges its own: `auto` (the profile's syscall_ns + pipe_op_ns), or a
     /// duration (`0ns` keeps the bursts as traced).
-    #[arg(long, default_value = "auto", value_name = "auto|DURATION")]
+    #[arg(long, default_value = "auto", value_name = "auto|DURATION", allow_hyphen_values = true,
+          value_parser = crate::checks::op_cost)]
     pub op_cost: String,
     /// Infer hand-offs: a task preempted by the task it woke, given the CPU back when that
     /// one blocks, is taken to wait for it (on edges that also carry traced wakeups the other
@@ -111,7 +112,7 @@ pub struct CheckArgs {
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
     /// Seed of the simulation.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::checks::whole::<u64>)]
     pub seed: u64,
 }
 

@@ -59,10 +59,10 @@ pub struct TopologyArgs {
     )]
     pub topology: String,
     /// Threads per core for numactl --hardware files [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::checks::whole::<usize>)]
     pub smt: Option<usize>,
     /// LLCs per node for numactl --hardware files [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::checks::whole::<usize>)]
     pub llc_per_node: Option<usize>,
     /// Root of the sysfs tree read for `host` (the directory containing
     /// devices/system/cpu) [env: SCHEDLAB_SYSFS_ROOT] [default: /sys].
@@ -129,7 +129,7 @@ pub enum TopoCmd {
         #[arg(long, value_name = "ERA", default_value = "5.10", value_parser = parse_era)]
         era: DomainEra,
         /// CPU whose domain tree is printed (--json always has every CPU's).
-        #[arg(long, value_name = "N", default_value_t = 0)]
+        #[arg(long, value_name = "N", default_value_t = 0, allow_negative_numbers = true, value_parser = crate::checks::whole::<usize>)]
         cpu: usize,
     },
 }

@@ -6,8 +6,10 @@
 //! Assertions are on structure, counts and loose bounds, never on timings (the test machine is
 //! a noisy 2-vCPU VM).
 
+mod common;
+
 use assert_cmd::Command;
-use std::path::Path;
+use common::tracefs_state;
 use std::time::{Duration, Instant};
 
 fn schedlab() -> Command {
@@ -217,12 +219,14 @@ fn timeout_stops_the_run() {
 #[test]
 fn ctrl_c_cancels_and_cleans_up() {
     let bin = assert_cmd::cargo::cargo_bin("schedlab");
-    let mut child = std::process::Command::new(bin)
+    let child = std::process::Command::new(bin)
         .args(["host", "run", "--timeout", "60s", "pipe:loops=100000000"])
-        .stdout(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Ends the run if an assertion below fails.
+    let mut child = common::Guard::new(child);
     std::thread::sleep(Duration::from_millis(500));
     let st = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -230,9 +234,12 @@ fn ctrl_c_cancels_and_cleans_up() {
         .unwrap();
     assert!(st.success());
     let t = Instant::now();
-    let out = loop {
-        if let Some(_st) = child.try_wait().unwrap() {
-            break child.wait_with_output().unwrap();
+    let (status, se) = loop {
+        if let Some(st) = child.child.try_wait().unwrap() {
+            let mut se = String::new();
+            use std::io::Read;
+            let _ = child.child.stderr.take().unwrap().read_to_string(&mut se);
+            break (st, se);
         }
         assert!(
             t.elapsed() < Duration::from_secs(20),
@@ -240,8 +247,7 @@ fn ctrl_c_cancels_and_cleans_up() {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
-    let se = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert_eq!(status.code(), Some(2), "{se}");
     assert!(se.contains("pipe cancelled"), "{se}");
 }
 
@@ -253,12 +259,57 @@ fn calibrate_quick_writes_every_profile_key() {
     assert!(out.contains("pipe round trip stacked"), "{out}");
     let text = std::fs::read_to_string(&path).unwrap();
     // The simulator reads it (unknown or mistyped keys are errors there).
-    schedlab_engine::MachineProfile::from_toml(&text, "profile.toml").unwrap();
-    // Every key of the schema, as many times as the schema's own rendering has it (the idle
-    // states repeat theirs): the key list comes from the schema, not from a copy of it.
-    let want = keys(&schedlab_engine::MachineProfile::default().to_toml());
-    assert_eq!(keys(&text), want, "in\n{text}");
-    assert!(want.iter().any(|k| k == "wakeup.idle_states.exit_ns"));
+    let profile = schedlab_engine::MachineProfile::from_toml(&text, "profile.toml").unwrap();
+    // Every key of the schema outside the idle states, once: the key list comes from the
+    // schema's own rendering, not from a copy of it.
+    let schema = schedlab_engine::MachineProfile::default().to_toml();
+    let (want, schema_states) = split_idle_states(&schema);
+    let (got, states) = split_idle_states(&text);
+    assert_eq!(got, want, "in\n{text}");
+    // The idle states: as many as this machine's cpuidle driver gives (none, haltpoll's
+    // POLL and halt, acpi_idle's or intel_idle's C-states), each with the keys of one state.
+    let one_state = &schema_states[0];
+    assert!(one_state.iter().any(|k| k == "exit_ns"), "{one_state:?}");
+    assert_eq!(states.len(), profile.wakeup.idle_states.len(), "{text}");
+    for (i, st) in states.iter().enumerate() {
+        let extra: Vec<_> = st.iter().filter(|k| !one_state.contains(k)).collect();
+        let missing: Vec<_> = one_state.iter().filter(|k| !st.contains(k)).collect();
+        assert!(missing.is_empty(), "state {i} lacks {missing:?}:\n{text}");
+        // Only cpuidle's POLL state, the first, has a key more.
+        assert!(
+            extra.is_empty() || (i == 0 && extra == ["polling"]),
+            "state {i} has {extra:?}:\n{text}"
+        );
+    }
+    // The governor is the one the sysfs tree the product reads names.
+    let root = std::env::var_os("SCHEDLAB_SYSFS_ROOT")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| std::path::PathBuf::from("/sys"), Into::into);
+    let driver = std::fs::read_to_string(root.join("devices/system/cpu/cpuidle/current_driver"))
+        .map(|d| d.trim().to_string())
+        .unwrap_or_else(|_| "absent".into());
+    let governor = text
+        .lines()
+        .find(|l| l.starts_with("governor = "))
+        .unwrap_or_else(|| panic!("no governor line:\n{text}"));
+    assert!(
+        governor.contains(&format!("cpuidle driver {driver}")),
+        "{governor} (driver {driver} in {})",
+        root.display()
+    );
+    match driver.as_str() {
+        "haltpoll" => {
+            assert!(
+                governor.starts_with("governor = \"haltpoll\""),
+                "{governor}"
+            );
+            assert!(profile.wakeup.idle_states[0].polling, "{text}");
+        }
+        "none" | "absent" => {
+            assert!(governor.starts_with("governor = \"elapsed\""), "{governor}")
+        }
+        _ => {}
+    }
     assert!(text.contains("schema = \"schedlab.profile/1\""));
     // Measured keys carry their statistics; context switches are always measurable.
     let ctx = text
@@ -277,22 +328,34 @@ fn calibrate_quick_writes_every_profile_key() {
     }
 }
 
-/// The `section.key` of every value line of a profile file, sorted.
-fn keys(text: &str) -> Vec<String> {
+/// The `section.key` of every value line of a profile file outside the idle states, sorted;
+/// and the keys of each `[[wakeup.idle_states]]` block, sorted, in file order.
+fn split_idle_states(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let mut section = String::new();
     let mut keys: Vec<String> = Vec::new();
+    let mut states: Vec<Vec<String>> = Vec::new();
     for l in text.lines() {
         let l = l.trim();
         if l.starts_with('[') {
             section = l.trim_matches(|c| c == '[' || c == ']').to_string();
+            if section == "wakeup.idle_states" {
+                states.push(Vec::new());
+            }
         } else if let Some((k, _)) = l.split_once(" = ")
             && !l.starts_with('#')
         {
-            keys.push(format!("{section}.{k}").trim_start_matches('.').to_string());
+            if section == "wakeup.idle_states" {
+                states.last_mut().unwrap().push(k.to_string());
+            } else {
+                keys.push(format!("{section}.{k}").trim_start_matches('.').to_string());
+            }
         }
     }
     keys.sort();
-    keys
+    for s in &mut states {
+        s.sort();
+    }
+    (keys, states)
 }
 
 /// Whether tracefs capture can run here; prints why not.
@@ -302,23 +365,6 @@ fn tracefs_usable(stderr: &str) -> bool {
         return false;
     }
     true
-}
-
-fn tracefs_state() -> Option<Vec<String>> {
-    let root = Path::new("/sys/kernel/tracing");
-    let files = [
-        "tracing_on",
-        "current_tracer",
-        "trace_clock",
-        "events/sched/sched_switch/enable",
-        "events/sched/sched_waking/enable",
-        "events/sched/sched_wakeup/enable",
-        "events/sched/sched_migrate_task/enable",
-    ];
-    files
-        .iter()
-        .map(|f| std::fs::read_to_string(root.join(f)).ok())
-        .collect()
 }
 
 #[test]

@@ -16,34 +16,27 @@
 //! the tracefs comparison when tracefs cannot be read. Waits poll for a state with generous
 //! bounds (a noisy VM); nothing asserts on timings.
 
+mod common;
+
+use common::Guard;
 use std::collections::BTreeSet;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const TRACEFS: &str = "/sys/kernel/tracing";
 const MARK: &str = "SCHEDLAB_SIGNAL_TEST_MARK";
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("schedlab")
 }
 
-/// The tracefs settings a run could change, or `None` where they cannot be read.
+/// The tracefs settings a run could change (buffer size included: a host run must not
+/// touch it at all), where `host capture` finds tracefs.
 fn tracefs_state() -> Option<Vec<String>> {
-    [
-        "tracing_on",
-        "current_tracer",
-        "trace_clock",
-        "buffer_size_kb",
-        "events/sched/sched_switch/enable",
-        "events/sched/sched_waking/enable",
-        "events/sched/sched_wakeup/enable",
-        "events/sched/sched_migrate_task/enable",
-    ]
-    .iter()
-    .map(|f| std::fs::read_to_string(Path::new(TRACEFS).join(f)).ok())
-    .collect()
+    let mut files = common::CAPTURE_FILES.to_vec();
+    files.push("buffer_size_kb");
+    common::tracefs_state_of(&files)
 }
 
 /// One process as /proc shows it.
@@ -197,8 +190,8 @@ fn threads(pid: u32) -> usize {
 }
 
 /// Starts `case` and waits until its benchmark runs; the child and the processes below it.
-fn start(case: &Case, tmp: &Path, mark: &str) -> Result<(Child, Vec<Proc>), String> {
-    let mut c = Command::new(bin())
+fn start(case: &Case, tmp: &Path, mark: &str) -> Result<(Guard, Vec<Proc>), String> {
+    let c = Command::new(bin())
         .args(["host", "run", "--timeout", "600"])
         .args(case.args)
         .env("TMPDIR", tmp)
@@ -207,13 +200,20 @@ fn start(case: &Case, tmp: &Path, mark: &str) -> Result<(Child, Vec<Proc>), Stri
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Ends the run and what it started if the test fails from here on.
+    let mut c = Guard::new(c);
     let pid = c.id();
     let t0 = Instant::now();
     loop {
-        if let Some(st) = c.try_wait().unwrap() {
+        if let Some(st) = c.child.try_wait().unwrap() {
             let mut e = String::new();
             use std::io::Read;
-            c.stderr.take().unwrap().read_to_string(&mut e).unwrap();
+            c.child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut e)
+                .unwrap();
             return Err(format!("ended before the signal ({st}): {}", e.trim()));
         }
         let below = descendants(pid);
@@ -227,7 +227,9 @@ fn start(case: &Case, tmp: &Path, mark: &str) -> Result<(Child, Vec<Proc>), Stri
         if ready {
             // Let the run settle into its steady state (workers forked, clients connected).
             std::thread::sleep(Duration::from_millis(300));
-            return Ok((c, descendants(pid)));
+            let seen = descendants(pid);
+            c.also = seen.iter().map(|p| p.pid).collect();
+            return Ok((c, seen));
         }
         assert!(
             t0.elapsed() < Duration::from_secs(90),
@@ -252,7 +254,10 @@ fn tmp_entries(tmp: &Path) -> Vec<String> {
 fn every_signal_to_host_run_leaves_no_process_no_file_and_tracefs_as_it_was() {
     let tracefs_before = tracefs_state();
     if tracefs_before.is_none() {
-        println!("tracefs comparison skipped: {TRACEFS} not readable (needs root and tracefs)");
+        println!(
+            "tracefs comparison skipped: {} not readable (needs root and tracefs)",
+            common::tracefs_root().display()
+        );
     }
     let signals = [
         // SIGKILL first: the run after it checks that the next run cleans what it left.
@@ -304,7 +309,7 @@ fn every_signal_to_host_run_leaves_no_process_no_file_and_tracefs_as_it_was() {
             let bound = Duration::from_secs(60);
             let t0 = Instant::now();
             let status = loop {
-                if let Some(st) = c.try_wait().unwrap() {
+                if let Some(st) = c.child.try_wait().unwrap() {
                     break st;
                 }
                 assert!(t0.elapsed() < bound, "{what}: schedlab did not exit");
@@ -340,6 +345,7 @@ fn every_signal_to_host_run_leaves_no_process_no_file_and_tracefs_as_it_was() {
                 seen.len(),
                 t_case.elapsed().as_secs_f64()
             );
+            c.finished();
             ran += 1;
         }
     }

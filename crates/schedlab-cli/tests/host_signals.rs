@@ -3,36 +3,21 @@
 //! SIGHUP, SIGQUIT and SIGKILL sent to `host capture` while it traces a command. After each,
 //! the traced command is gone and tracefs is as it was before; after SIGKILL (no handler
 //! runs) the traced command dies with schedlab (its parent-death signal) and the next capture
-//! restores the settings the killed one recorded. Skips with a message when not root or
-//! tracefs is unavailable.
+//! restores the settings the killed one recorded. A test that fails while a capture runs
+//! leaves nothing either: the guard that started it ends it as the test unwinds. Skips with a
+//! message when not root or tracefs is unavailable; tracefs is read where the capture finds it.
 //!
 //! Waits poll for a state with generous bounds (a noisy VM); nothing asserts on timings.
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-const STATE_FILE: &str = "/tmp/schedlab-tracefs.state";
-const TRACEFS: &str = "/sys/kernel/tracing";
+use common::{Guard, STATE_FILE, alive, tracefs_root, tracefs_state};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("schedlab")
-}
-
-fn tracefs_state() -> Option<Vec<String>> {
-    let files = [
-        "tracing_on",
-        "current_tracer",
-        "trace_clock",
-        "events/sched/sched_switch/enable",
-        "events/sched/sched_waking/enable",
-        "events/sched/sched_wakeup/enable",
-        "events/sched/sched_migrate_task/enable",
-    ];
-    files
-        .iter()
-        .map(|f| std::fs::read_to_string(Path::new(TRACEFS).join(f)).ok())
-        .collect()
 }
 
 fn wait_for(what: &str, bound: Duration, mut ok: impl FnMut() -> bool) {
@@ -41,15 +26,6 @@ fn wait_for(what: &str, bound: Duration, mut ok: impl FnMut() -> bool) {
         assert!(start.elapsed() < bound, "gave up waiting for {what}");
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn alive(pid: u32) -> bool {
-    // A zombie is dead for our purpose (its parent, the test, has not reaped it).
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .is_some_and(|r| !r.trim_start().starts_with('Z'))
-    })
 }
 
 /// The pids whose parent is `ppid`.
@@ -75,9 +51,9 @@ fn children_of(ppid: u32) -> Vec<u32> {
 }
 
 /// Starts a capture of `sleep 300` and waits until it traces; `None` (with a message) when
-/// capture cannot run here.
-fn start_capture(out: &Path) -> Option<(Child, u32)> {
-    let mut c = Command::new(bin())
+/// capture cannot run here. The guard ends both if the test fails.
+fn start_capture(out: &Path) -> Option<Guard> {
+    let c = Command::new(bin())
         .args([
             "host",
             "capture",
@@ -93,13 +69,20 @@ fn start_capture(out: &Path) -> Option<(Child, u32)> {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = c.id();
+    let mut g = Guard::new(c);
+    g.restore_with = Some(bin());
+    let pid = g.id();
     let start = Instant::now();
     loop {
-        if let Some(st) = c.try_wait().unwrap() {
+        if let Some(st) = g.child.try_wait().unwrap() {
             let mut e = String::new();
             use std::io::Read;
-            c.stderr.take().unwrap().read_to_string(&mut e).unwrap();
+            g.child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut e)
+                .unwrap();
             assert!(
                 e.contains("tracefs unavailable"),
                 "capture ended: {st}: {e}"
@@ -108,10 +91,11 @@ fn start_capture(out: &Path) -> Option<(Child, u32)> {
             return None;
         }
         let traced = children_of(pid);
-        let on = std::fs::read_to_string(Path::new(TRACEFS).join("tracing_on"))
+        g.also = traced.clone();
+        let on = std::fs::read_to_string(tracefs_root().join("tracing_on"))
             .is_ok_and(|v| v.trim() == "1");
         if on && Path::new(STATE_FILE).exists() && traced.len() == 1 {
-            return Some((c, traced[0]));
+            return Some(g);
         }
         assert!(
             start.elapsed() < Duration::from_secs(60),
@@ -121,6 +105,9 @@ fn start_capture(out: &Path) -> Option<(Child, u32)> {
     }
 }
 
+/// One capture at a time: the tests compare tracefs before and after theirs.
+static ONE_CAPTURE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
     // SAFETY: geteuid has no preconditions.
@@ -128,6 +115,7 @@ fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
         println!("skipped: needs root (tracefs)");
         return;
     }
+    let _one = ONE_CAPTURE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let _ = std::fs::remove_file(STATE_FILE);
     for (name, sig) in [
@@ -138,19 +126,20 @@ fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
         ("SIGKILL", libc::SIGKILL),
     ] {
         let before = tracefs_state();
-        let Some((mut c, traced)) = start_capture(&dir.path().join(name)) else {
+        let Some(mut g) = start_capture(&dir.path().join(name)) else {
             return;
         };
+        let traced = g.also[0];
         assert_ne!(
             tracefs_state(),
             before,
             "{name}: the capture changed nothing?"
         );
         // SAFETY: signalling the child this test started.
-        unsafe { libc::kill(c.id() as libc::pid_t, sig) };
+        unsafe { libc::kill(g.id() as libc::pid_t, sig) };
         let bound = Duration::from_secs(60);
         let start = Instant::now();
-        while c.try_wait().unwrap().is_none() {
+        while g.child.try_wait().unwrap().is_none() {
             assert!(start.elapsed() < bound, "{name}: schedlab did not exit");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -182,5 +171,38 @@ fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
             !Path::new(STATE_FILE).exists(),
             "{name}: record left behind"
         );
+        g.finished();
     }
+}
+
+/// What a failed assertion in these tests leaves: nothing. Unwinding drops the guard, which
+/// ends the capture and the command it traces, and tracing is as it was.
+#[test]
+fn a_failing_test_leaves_no_capture_running() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: needs root (tracefs)");
+        return;
+    }
+    let _one = ONE_CAPTURE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let before = tracefs_state();
+    let Some(g) = start_capture(&dir.path().join("guarded")) else {
+        return;
+    };
+    let (pid, traced) = (g.id(), g.also[0]);
+    // The panic is the test's own: keep its message out of the output.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _g = g;
+        panic!("a check fails while the capture runs");
+    }));
+    std::panic::set_hook(hook);
+    assert!(failed.is_err());
+    let bound = Duration::from_secs(30);
+    wait_for("schedlab to end", bound, || !alive(pid));
+    wait_for("the traced sleep to end", bound, || !alive(traced));
+    assert_eq!(tracefs_state(), before, "tracefs settings not restored");
+    assert!(!Path::new(STATE_FILE).exists(), "record left behind");
 }

@@ -164,6 +164,10 @@ fn json_has_the_documented_keys() {
             && flags.contains(&"SERIALIZE")
             && !flags.contains(&"PREFER_SIBLING")
     );
+    // As a 5.10+ kernel lists them: SD_OVERLAP on NUMA levels, no SD_LOAD_BALANCE (gone in
+    // 5.8) anywhere.
+    assert!(flags.contains(&"OVERLAP"), "{flags:?}");
+    assert!(!v.to_string().contains("LOAD_BALANCE"));
     assert_eq!(v["domains"].as_array().unwrap().len(), 40);
     // An older era changes the numbers.
     let v = json_of(&["topo", "show", "westmere-2s20c", "--json", "--era", "3"]);

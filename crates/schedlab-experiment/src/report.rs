@@ -110,7 +110,13 @@ fn magnitude(ratio: f64, gain: f64) -> String {
     }
 }
 
-/// The verdict of a non-baseline variant. `n` is the smaller number of repetitions of the two.
+/// The smallest change of the ratio a verdict calls better or worse by default: the one
+/// `validate` uses. The simulator has no hardware noise, so with common random numbers a
+/// difference of 0.01 % can be significant at p < 0.001 without mattering.
+pub const DEFAULT_MIN_EFFECT: f64 = crate::validate::MIN_EFFECT;
+
+/// The verdict of a non-baseline variant, with [`DEFAULT_MIN_EFFECT`]. `n` is the smaller
+/// number of repetitions of the two.
 pub fn verdict_for(
     ratio: f64,
     ci_low: f64,
@@ -118,6 +124,28 @@ pub fn verdict_for(
     significant: bool,
     better: Better,
     n: usize,
+) -> Verdict {
+    verdict_with(
+        ratio,
+        ci_low,
+        ci_high,
+        significant,
+        better,
+        n,
+        DEFAULT_MIN_EFFECT,
+    )
+}
+
+/// [`verdict_for`] with the minimum effect `min_effect` (a fraction: 0.02 is 2 %): a
+/// significant difference smaller than it is [`Direction::Same`], "below the minimum effect".
+pub fn verdict_with(
+    ratio: f64,
+    ci_low: f64,
+    ci_high: f64,
+    significant: bool,
+    better: Better,
+    n: usize,
+    min_effect: f64,
 ) -> Verdict {
     let gain = gain_pct(ratio, better);
     let (direction, text) = if !ratio.is_finite() {
@@ -129,6 +157,15 @@ pub fn verdict_for(
         (Direction::NoInterval, format!("n={n}: no interval"))
     } else if !significant || ratio == 1.0 {
         (Direction::Same, "no significant difference".to_string())
+    } else if (ratio - 1.0).abs() < min_effect {
+        (
+            Direction::Same,
+            format!(
+                "below the minimum effect ({} < {} %)",
+                magnitude(ratio, gain),
+                (min_effect * 1e4).round() / 1e2
+            ),
+        )
     } else if gain > 0.0 {
         (
             Direction::Better,
@@ -204,6 +241,29 @@ pub struct CompareReport {
     pub profile: Option<String>,
     /// Points.
     pub points: Vec<PointStats>,
+}
+
+impl CompareReport {
+    /// The report with every verdict given again with the minimum effect `min_effect` (a
+    /// fraction; see [`verdict_with`]); the numbers and the test stay as they are.
+    pub fn with_min_effect(mut self, min_effect: f64) -> CompareReport {
+        let better = self.metric.better;
+        for p in &mut self.points {
+            let base_n = p.variants.first().map_or(0, |v| v.samples.len());
+            for v in p.variants.iter_mut().skip(1) {
+                v.verdict = Some(verdict_with(
+                    v.ratio,
+                    v.ci_low,
+                    v.ci_high,
+                    v.significant,
+                    better,
+                    v.samples.len().min(base_n),
+                    min_effect,
+                ));
+            }
+        }
+        self
+    }
 }
 
 /// Builds the report from records (any order; several shards merged).
@@ -413,5 +473,25 @@ pub fn point_label(p: &PointStats) -> String {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_significant_difference_below_the_minimum_effect_is_no_difference() {
+        // 0.4 % faster at p < 0.001: the simulator's common random numbers resolve it, but
+        // it is below validate's 2 %.
+        let v = verdict_for(0.996, 0.995, 0.997, true, Better::Lower, 5);
+        assert_eq!(v.direction, Direction::Same);
+        assert_eq!(v.text, "below the minimum effect (0.40 % < 2 %)");
+        // A minimum effect of 0 calls it what the test says.
+        let v = verdict_with(0.996, 0.995, 0.997, true, Better::Lower, 5, 0.0);
+        assert_eq!(v.direction, Direction::Better);
+        // Past the minimum effect nothing changes.
+        let v = verdict_for(0.9, 0.89, 0.91, true, Better::Lower, 5);
+        assert_eq!(v.text, "better 10.0 %");
     }
 }

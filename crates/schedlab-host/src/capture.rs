@@ -130,6 +130,28 @@ fn check_output(out: &Path) -> Result<(), HostError> {
     if dir.is_some_and(|d| !d.is_dir()) {
         return Err(bad("a file in an existing folder"));
     }
+    // Each file must open for writing (`/proc/x` names a folder that exists but takes no
+    // new files): found now, not after the command ran. A file the probe creates is removed.
+    let (pf, txt) = output_files(out);
+    for p in pf.iter().chain(&txt) {
+        let existed = p.exists();
+        match std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(p)
+        {
+            Ok(_) if !existed => {
+                let _ = std::fs::remove_file(p);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Err(bad(&format!(
+                    "a file that can be written ({}: {e})",
+                    p.display()
+                )));
+            }
+        }
+    }
     Ok(())
 }
 
@@ -167,7 +189,20 @@ pub fn capture_with(
     fs.save_and_set("tracing_on", "0")?;
     fs.save_and_set("current_tracer", "nop")?;
     fs.save_and_set("trace_clock", "mono")?;
-    fs.save_and_set("buffer_size_kb", &opts.buffer_size_kb.to_string())?;
+    // The kernel refuses a size it cannot allocate per CPU: say which option asked for it.
+    let kb = opts.buffer_size_kb.to_string();
+    fs.save_and_set("buffer_size_kb", &kb)
+        .map_err(|e| match e {
+            HostError::Tracefs { source, .. } => HostError::BadValue {
+                workload: "capture".into(),
+                key: "--buffer-kb".into(),
+                value: kb.clone(),
+                expected: format!(
+                    "a per-CPU buffer size the kernel can allocate (it answered: {source})"
+                ),
+            },
+            e => e,
+        })?;
     for e in EVENTS {
         fs.save_and_set(&format!("events/sched/{e}/enable"), "1")?;
     }
@@ -314,17 +349,29 @@ struct Tracefs {
     saved: Vec<(String, String)>,
 }
 
+/// Whether `root` is a tracefs with the sched events.
+fn usable(root: &Path) -> bool {
+    root.join("events/sched/sched_switch/enable").exists()
+}
+
+/// Where a capture finds a mounted tracefs with the sched events: `/sys/kernel/tracing`,
+/// else the debugfs one, `/sys/kernel/debug/tracing` (older setups mount only debugfs).
+/// `None` when neither is mounted: a capture then mounts tracefs at `/sys/kernel/tracing`.
+pub fn tracefs_root() -> Option<PathBuf> {
+    [MOUNT_POINT, DEBUGFS_TRACING]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| usable(p))
+}
+
 impl Tracefs {
     fn open() -> Result<Tracefs, HostError> {
-        let usable = |p: &Path| p.join("events/sched/sched_switch/enable").exists();
-        for root in [MOUNT_POINT, DEBUGFS_TRACING] {
-            if usable(Path::new(root)) {
-                return Ok(Tracefs {
-                    root: root.into(),
-                    mounted_by_us: false,
-                    saved: Vec::new(),
-                });
-            }
+        if let Some(root) = tracefs_root() {
+            return Ok(Tracefs {
+                root,
+                mounted_by_us: false,
+                saved: Vec::new(),
+            });
         }
         if !Path::new(MOUNT_POINT).is_dir() {
             return Err(HostError::TracefsUnavailable {

@@ -24,6 +24,7 @@ mod tracefs_state;
 pub use calibrate::{CalibrateOptions, Calibration, HostCpus, Measurement, calibrate};
 pub use capture::{
     CaptureOptions, CaptureSummary, EVENTS, capture, capture_with, output_files, tracefs_available,
+    tracefs_root,
 };
 pub use control::{cancel_requested, clear_cancel, request_cancel};
 pub use error::HostError;

@@ -41,8 +41,12 @@ bitflags::bitflags! {
         const PREFER_SIBLING = 1 << 9;
         /// `SD_NUMA`: a NUMA level.
         const NUMA = 1 << 10;
-        /// `SD_LOAD_BALANCE` (removed in 5.8): periodic load balancing is on for this level.
+        /// `SD_LOAD_BALANCE` (removed in 5.8, when every level balanced): periodic load
+        /// balancing is on for this level. Set in the 2.6 and 3 eras' trees, not in 5.10's.
         const LOAD_BALANCE = 1 << 11;
+        /// `SD_OVERLAP` (since 3.0): the level's groups overlap; set on every NUMA level
+        /// above the node, as the kernel's `SDTL_OVERLAP` topology levels are.
+        const OVERLAP = 1 << 12;
     }
 }
 
@@ -89,6 +93,8 @@ pub mod flags {
     pub const NUMA: SdFlags = SdFlags::NUMA;
     /// See [`SdFlags::LOAD_BALANCE`].
     pub const LOAD_BALANCE: SdFlags = SdFlags::LOAD_BALANCE;
+    /// See [`SdFlags::OVERLAP`].
+    pub const OVERLAP: SdFlags = SdFlags::OVERLAP;
 
     /// Names, for display. Ordered by hand, not by bit, because `schedlab topo show` and the
     /// topology JSON print in this order; `SHARE_LLC` keeps its pre-6.10 name here.
@@ -104,6 +110,7 @@ pub mod flags {
         (CLUSTER, "CLUSTER"),
         (SERIALIZE, "SERIALIZE"),
         (PREFER_SIBLING, "PREFER_SIBLING"),
+        (OVERLAP, "OVERLAP"),
         (NUMA, "NUMA"),
     ];
 
@@ -396,8 +403,11 @@ fn make_domain(
 ) -> SchedDomain {
     use flags::*;
     let w = span.count();
-    let mut f = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
-    f |= PREFER_SIBLING;
+    let mut f = BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE | PREFER_SIBLING;
+    // SD_LOAD_BALANCE went in 5.8: from then on every level balances, and no flag says so.
+    if era != DomainEra::Linux510 {
+        f |= LOAD_BALANCE;
+    }
     match level {
         DomainLevel::Smt => f |= SHARE_CPUCAPACITY | SHARE_LLC,
         DomainLevel::Cls => f |= CLUSTER | SHARE_LLC,
@@ -405,6 +415,11 @@ fn make_domain(
         DomainLevel::Pkg | DomainLevel::Node => {}
         DomainLevel::Numa(_) => {
             f |= NUMA | SERIALIZE;
+            // Since 3.0 the NUMA topology levels are SDTL_OVERLAP, which
+            // build_sched_domains() turns into SD_OVERLAP (2.6 had no such flag).
+            if era != DomainEra::Linux26 {
+                f |= OVERLAP;
+            }
             f &= !PREFER_SIBLING;
             if numa_distance.unwrap_or(0) > 30 {
                 f &= !(BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE);

@@ -235,10 +235,9 @@ fn ratio(spec: &CheckSpec, v: &VariantStats) -> Check {
         ci_low: v.ci_low,
         ci_high: v.ci_high,
         detail: format!(
-            "{why}; simulated {:.3} [{:.3}, {:.3}], p = {:.3}{}",
+            "{why}; simulated {:.3} {}, p = {:.3}{}",
             v.ratio,
-            v.ci_low,
-            v.ci_high,
+            interval(v.ci_low, v.ci_high),
             v.p_value,
             if v.significant {
                 " (significant)"
@@ -288,4 +287,29 @@ fn band(spec: &CheckSpec, stacked: f64, split: f64) -> Check {
             split / 1e3
         ),
     )
+}
+
+/// A ratio's interval as `[low, high]`; one the test leaves open (a baseline whose own
+/// interval reaches zero) or gives none reads as such, not as `[-inf, inf]` or `[NaN, NaN]`.
+fn interval(low: f64, high: f64) -> String {
+    if low.is_finite() && high.is_finite() {
+        format!("[{low:.3}, {high:.3}]")
+    } else if low.is_nan() || high.is_nan() {
+        "(no interval)".into()
+    } else {
+        "(interval unbounded)".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_open_interval_is_said_in_words() {
+        assert_eq!(super::interval(0.98, 1.02), "[0.980, 1.020]");
+        assert_eq!(
+            super::interval(f64::NEG_INFINITY, f64::INFINITY),
+            "(interval unbounded)"
+        );
+        assert_eq!(super::interval(f64::NAN, f64::NAN), "(no interval)");
+    }
 }

@@ -64,6 +64,9 @@ pub struct CalibrateOptions {
     pub stable_batches: usize,
     /// Relative spread (max-min)/median under which those batches agree.
     pub tolerance: f64,
+    /// The sysfs tree read for the CPUs, caches and the cpuidle driver (normally `/sys`;
+    /// another root describes another machine's layout, e.g. a test's fixture of a guest).
+    pub sysfs_root: std::path::PathBuf,
 }
 
 impl Default for CalibrateOptions {
@@ -73,6 +76,7 @@ impl Default for CalibrateOptions {
             max_batches: 15,
             stable_batches: 5,
             tolerance: 0.05,
+            sysfs_root: "/sys".into(),
         }
     }
 }
@@ -85,6 +89,7 @@ impl CalibrateOptions {
             max_batches: 6,
             stable_batches: 3,
             tolerance: 0.10,
+            sysfs_root: "/sys".into(),
         }
     }
 }
@@ -168,7 +173,7 @@ pub fn idle_states_from_ladder(lats: &[f64], overhead: f64) -> Vec<(f64, u64)> {
 /// Measures the host (see the module docs). Takes about `opts.budget`.
 pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     let deadline = Deadline::new(opts.budget * 3 + Duration::from_secs(30));
-    let topology = HostCpus::read(std::path::Path::new("/sys"), sys::allowed_cpus());
+    let topology = HostCpus::read(&opts.sysfs_root, sys::allowed_cpus());
     let pairs = topology.representative_pairs();
     let a = topology.cpus.first().copied().unwrap_or(CpuId::new(0));
     // Measurements: syscall and pipe/unix/TCP write+read (half a share each), 2 stacked
@@ -339,7 +344,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
         idle_wakeup,
         idle_ladder,
         rejected,
-        governor: host::cpuidle(std::path::Path::new("/sys")),
+        governor: host::cpuidle(&opts.sysfs_root),
     })
 }
 

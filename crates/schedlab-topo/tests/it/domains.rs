@@ -271,3 +271,38 @@ fn sd_flags_describe_order_and_names() {
     assert_eq!(describe(SdFlags::empty()), "");
     assert_eq!(NAMES.len(), SdFlags::all().iter().count());
 }
+
+/// Two flags that follow the kernel's history: `SD_OVERLAP` on every NUMA level since 3.0
+/// (the node level below them has none), and `SD_LOAD_BALANCE`, gone in 5.8, only in the
+/// 2.6 and 3 eras' trees.
+#[test]
+fn overlap_on_numa_levels_and_load_balance_only_before_5_8() {
+    use schedlab_topo::SdFlags;
+    let t = preset("tx7-4n2c").unwrap();
+    for era in DomainEra::ALL {
+        let sd = SchedDomains::build(&t, era);
+        for cpu in 0..t.nr_cpus() {
+            for d in sd.of(CpuId::new(cpu)) {
+                let numa = d.has(NUMA);
+                assert_eq!(
+                    d.has(SdFlags::OVERLAP),
+                    numa && era != DomainEra::Linux26,
+                    "{era:?} cpu {cpu} {}",
+                    d.level.name()
+                );
+                assert_eq!(
+                    d.has(SdFlags::LOAD_BALANCE),
+                    era != DomainEra::Linux510,
+                    "{era:?} cpu {cpu} {}",
+                    d.level.name()
+                );
+            }
+        }
+    }
+    let sd = SchedDomains::build(&t, DomainEra::Linux510);
+    let numa = sd.of(CpuId::new(3)).last().unwrap();
+    assert_eq!(
+        numa.flags.describe(),
+        "BALANCE_NEWIDLE|BALANCE_EXEC|BALANCE_FORK|WAKE_AFFINE|SERIALIZE|OVERLAP|NUMA"
+    );
+}

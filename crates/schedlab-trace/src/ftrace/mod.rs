@@ -277,5 +277,6 @@ pub fn read_ftrace_file(path: &Path) -> Result<Trace, TraceError> {
 
 mod parse;
 pub use parse::{
-    ParseStats, StreamSummary, parse_ftrace_reader, parse_ftrace_text, parse_ftrace_text_with_stats,
+    MAX_INPUT_BYTES, MAX_LINE_BYTES, ParseStats, StreamSummary, parse_ftrace_reader,
+    parse_ftrace_text, parse_ftrace_text_with_stats,
 };

@@ -70,18 +70,43 @@ pub struct StreamSummary {
 
 /// Parses ftrace-style text from a reader one line at a time, handing each event to
 /// `on_event` in file order and keeping none: memory stays bounded by the thread table,
-/// however long the trace. A last line cut off mid-way (a truncated file) is counted in
-/// [`ParseStats::truncated_last_line`] instead of failing the parse.
+/// however long the trace. A last line without its newline (a truncated file) is left out and
+/// counted in [`ParseStats::truncated_last_line`] instead of failing the parse: cut inside a
+/// number it may still parse, as a wrong value. A line longer than [`MAX_LINE_BYTES`] or an
+/// input past [`MAX_INPUT_BYTES`] is an error: no trace has such lines, and a device such as
+/// `/dev/zero` would otherwise be read until memory runs out.
 pub fn parse_ftrace_reader(
+    reader: impl std::io::BufRead,
+    on_event: impl FnMut(TraceEvent),
+) -> Result<StreamSummary, TraceError> {
+    parse_bounded(reader, on_event, MAX_LINE_BYTES, MAX_INPUT_BYTES)
+}
+
+/// [`parse_ftrace_reader`] with its bounds as arguments (the tests use small ones).
+fn parse_bounded(
     mut reader: impl std::io::BufRead,
     mut on_event: impl FnMut(TraceEvent),
+    max_line: usize,
+    max_input: u64,
 ) -> Result<StreamSummary, TraceError> {
     let mut p = Parser::default();
     let mut buf = Vec::new();
     let mut lineno = 0;
+    let mut total = 0u64;
+    use std::io::{BufRead as _, Read as _};
+    let bounded = |line: usize, expected: String, buf: &[u8]| TraceError::Parse {
+        line,
+        event: "text".into(),
+        expected,
+        found: String::from_utf8_lossy(&buf[..buf.len().min(24)])
+            .escape_debug()
+            .to_string()
+            + "…",
+    };
     loop {
         buf.clear();
-        let n = reader
+        let n = (&mut reader)
+            .take(max_line as u64 + 1)
             .read_until(b'\n', &mut buf)
             .map_err(|source| TraceError::Io {
                 path: "<input>".into(),
@@ -91,16 +116,36 @@ pub fn parse_ftrace_reader(
             break;
         }
         lineno += 1;
+        total += n as u64;
         let complete = buf.last() == Some(&b'\n');
+        if !complete && n > max_line {
+            let want = format!(
+                "a line of at most {} KiB (is this a text trace?)",
+                max_line >> 10
+            );
+            return Err(bounded(lineno, want, &buf));
+        }
+        if total > max_input {
+            let size = if max_input >= 1 << 30 {
+                format!("{} GiB", max_input >> 30)
+            } else {
+                format!("{} MiB", max_input >> 20)
+            };
+            let want =
+                format!("at most {size} of text (split the trace, or capture a shorter run)");
+            return Err(bounded(lineno, want, &buf));
+        }
         let text = String::from_utf8_lossy(&buf);
         let line = text.trim_end_matches(['\n', '\r']);
+        if !complete {
+            if !line.trim().is_empty() {
+                p.stats.truncated_last_line = true;
+            }
+            break;
+        }
         match p.line(lineno, line) {
             Ok(Some(ev)) => on_event(ev),
             Ok(None) => {}
-            Err(_) if !complete => {
-                p.stats.truncated_last_line = true;
-                break;
-            }
             Err(e) => return Err(e),
         }
     }
@@ -111,6 +156,12 @@ pub fn parse_ftrace_reader(
         stats,
     })
 }
+
+/// The longest line [`parse_ftrace_reader`] reads (a real one is a few hundred bytes).
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+/// The most text [`parse_ftrace_reader`] reads (a minute of a busy 64-CPU machine is a few
+/// GiB).
+pub const MAX_INPUT_BYTES: u64 = 64 << 30;
 
 /// Event names whose lines must parse (others are skipped).
 const OUR_EVENTS: [&str; 7] = [
@@ -779,5 +830,30 @@ CPU:1 [LOST 17 EVENTS]\n\
         // A bad line in the middle is still an error.
         let bad = format!("{}x [000] 1.0: sched_switch: garbage\n{TEXT}", "");
         assert!(parse_ftrace_reader(bad.as_bytes(), |_| {}).is_err());
+        // Cut where the rest still parses (`next_prio=12` of 120): left out all the same.
+        let cut = &TEXT[..TEXT.len() - 2];
+        let mut got = Vec::new();
+        let s = parse_ftrace_reader(cut.as_bytes(), |e| got.push(e)).unwrap();
+        assert_eq!(got.len(), 1);
+        assert!(s.stats.truncated_last_line);
+    }
+
+    #[test]
+    fn lines_and_inputs_past_the_bounds_are_errors() {
+        use std::io::Read;
+        // A device without newlines (`/dev/zero`): stops at the line bound.
+        let zeros = std::io::BufReader::new(std::io::repeat(0).take(1 << 20));
+        let e = parse_bounded(zeros, |_| {}, 4096, u64::MAX).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("line 1: text: expected a line of at most 4 KiB"),
+            "{e}"
+        );
+        // Endless short lines: stops at the input bound.
+        let blank = std::io::BufReader::new(std::io::repeat(b'\n').take(4 << 20));
+        let e = parse_bounded(blank, |_| {}, 4096, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("at most 1 MiB of text"), "{e}");
+        // The real bounds let a real trace through.
+        assert!(parse_ftrace_reader(TEXT.as_bytes(), |_| {}).is_ok());
     }
 }

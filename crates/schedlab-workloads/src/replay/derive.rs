@@ -119,6 +119,9 @@ pub(crate) struct Pass {
     pub warn: Warnings,
     /// CPUs mentioned.
     pub max_cpu: Option<u32>,
+    /// `sched_switch` events seen: a trace of wakeups alone has no bursts or blocks to
+    /// derive, and would become a workload of sleeps.
+    pub switches: u64,
 }
 
 /// A waker that blocks within this much of its own CPU time after a wakeup, before waking
@@ -189,6 +192,7 @@ impl Pass {
                 next_prio,
                 ..
             } => {
+                self.switches += 1;
                 if prev_pid != 0 && *self.cpu_slot(cpu) == Some(0) {
                     self.implied_switch_in(cpu, Some(prev_pid));
                 }

@@ -329,7 +329,8 @@ fn finish(
     opts: &DeriveOptions,
 ) -> Result<Derived, ReplayError> {
     pass.finish();
-    if pass.threads.is_empty() {
+    // Wakeups alone say who woke whom but not how long anyone ran or when it blocked.
+    if pass.threads.is_empty() || pass.switches == 0 {
         return Err(ReplayError::Empty);
     }
     if let (Some(n), Some(max)) = (header_cpus, pass.max_cpu) {
