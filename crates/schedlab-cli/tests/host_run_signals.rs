@@ -145,7 +145,8 @@ const CASES: &[Case] = &[
         label: "built-in hackbench (processes)",
         args: &["hackbench:groups=2,loops=100000000,mode=process"],
         tools: &[],
-        running: &["schedlab"],
+        // The harness names its forked workers as the simulator's model does.
+        running: &["sender", "receiver"],
     },
     Case {
         label: "built-in tbench (threads, loopback TCP)",

@@ -25,7 +25,6 @@ fn refused(args: &[&str], needle: &str) -> String {
 const QUICK: &str = "pipe:loops=50";
 
 #[test]
-#[ignore = "tunable ranges land from the eras branch"]
 fn a_tunable_out_of_its_range_is_refused_without_a_panic() {
     let err = refused(
         &[
