@@ -461,7 +461,7 @@ impl Era {
         self.version() < k
     }
 
-    /// Whether the era's kernel has a mechanism of those versions (see [`crate::rules`]).
+    /// Whether the era's kernel has a mechanism of those versions (the named rules of `rules.rs`).
     pub fn has(self, r: Versions) -> bool {
         r.contains(self.version())
     }
