@@ -52,10 +52,9 @@ pub struct RunArgs {
     #[arg(
         short = 'v',
         long = "variant",
-        default_value = DEFAULT_VARIANT,
-        help = "Policy variant POLICY[,SWITCH]... (see `schedlab policies`)."
+        help = "Policy variant POLICY[,SWITCH]... (see `schedlab policies`) [default: linux-6.6; with -t host: the running kernel's era, HZ and preemption model]"
     )]
-    variant: String,
+    variant: Option<String>,
     /// Print the result and counters as JSON.
     #[arg(long)]
     json: bool,
@@ -297,7 +296,16 @@ fn write_trace(path: &Path, trace: &schedlab_trace::Trace) -> Result<()> {
 
 /// Runs `schedlab run`.
 pub fn run(args: RunArgs) -> Result<()> {
-    let (mut e, _) = experiment_from(&args.common, vec![args.variant.clone()], &[], None)?;
+    // `-t host` (this machine, not a sysfs tree of another) simulates the running kernel:
+    // its era, HZ and preemption model, read from the host and said on stderr.
+    let this_machine = args.common.topology.topology == "host"
+        && args.common.topology.options().sysfs_root.is_none();
+    let variant = match &args.variant {
+        Some(v) => v.clone(),
+        None if this_machine => crate::host_check::variant_or_host(None),
+        None => DEFAULT_VARIANT.to_string(),
+    };
+    let (mut e, _) = experiment_from(&args.common, vec![variant], &[], None)?;
     e.reps = args.common.reps.unwrap_or(1);
     let plan = Plan::new(e);
     let (machine, _) = schedlab_experiment::prepare(&plan)?;

@@ -80,6 +80,57 @@ pub fn closest_era(release: &str) -> String {
     best.map_or_else(|| "linux-2.5.59".into(), |(_, n)| n.to_string())
 }
 
+/// The simulator's variant for this machine: the era preset closest to the running kernel,
+/// with the host's `CONFIG_HZ` (`hz=`) and preemption model (`PREEMPT_*`), and one line
+/// saying what was read where and what was assumed.
+pub(crate) fn host_variant() -> (String, String) {
+    describe_host_variant(&schedlab_host::host_kernel())
+}
+
+fn describe_host_variant(k: &schedlab_host::HostKernel) -> (String, String) {
+    let era = closest_era(&k.release);
+    let mut variant = era.clone();
+    let mut said = vec![format!("kernel {} → {era}", k.release)];
+    match k.hz.value {
+        Some(hz) => {
+            variant.push_str(&format!(",hz={hz}"));
+            said.push(format!("HZ {hz} ({})", k.hz.source));
+        }
+        None => said.push(format!("HZ assumed 1000, the presets' ({})", k.hz.source)),
+    }
+    match k.preempt.value.as_deref() {
+        Some(m) => {
+            let with = format!("{variant},PREEMPT_{}", m.to_ascii_uppercase());
+            if schedlab_policies::settings(&with).is_ok() {
+                variant = with;
+                said.push(format!("preemption {m} ({})", k.preempt.source));
+            } else {
+                said.push(format!(
+                    "preemption {m} ({}), which {era} does not have: assumed voluntary, the presets'",
+                    k.preempt.source
+                ));
+            }
+        }
+        None => said.push(format!(
+            "preemption assumed voluntary, the presets' ({})",
+            k.preempt.source
+        )),
+    }
+    (variant, format!("host: {}", said.join("; ")))
+}
+
+/// The variant given with `-v`, else [`host_variant`] (its line on stderr).
+pub(crate) fn variant_or_host(given: Option<&str>) -> String {
+    match given {
+        Some(v) => v.to_string(),
+        None => {
+            let (v, said) = host_variant();
+            eprintln!("{said}; simulator variant {v}");
+            v
+        }
+    }
+}
+
 pub(crate) fn running_kernel() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
@@ -214,7 +265,7 @@ pub fn run(a: CheckArgs) -> Result<()> {
         );
     }
     let kernel = running_kernel();
-    let variant = a.variant.clone().unwrap_or_else(|| closest_era(&kernel));
+    let variant = variant_or_host(a.variant.as_deref());
     let profile = match &a.profile {
         Some(p) => MachineProfile::load(p)?,
         None => {
@@ -306,8 +357,38 @@ mod tests {
     use super::closest_era;
 
     #[test]
+    fn the_host_variant_carries_hz_and_the_preemption_model() {
+        use schedlab_host::{HostKernel, Sourced};
+        let k = |release: &str, hz, preempt: Option<&str>| HostKernel {
+            release: release.into(),
+            hz: Sourced {
+                value: hz,
+                source: "CONFIG_HZ in /proc/config.gz".into(),
+            },
+            preempt: Sourced {
+                value: preempt.map(str::to_string),
+                source: "the configured default".into(),
+            },
+        };
+        let (v, said) = super::describe_host_variant(&k("6.18.44-fc", Some(250), Some("none")));
+        assert_eq!(v, "linux-6.18,hz=250,PREEMPT_NONE");
+        assert!(
+            said.contains("HZ 250") && said.contains("preemption none"),
+            "{said}"
+        );
+        // Lazy preemption came in 6.13: a 6.12 era cannot take it, and says so.
+        let (v, said) = super::describe_host_variant(&k("6.12.9", None, Some("lazy")));
+        assert_eq!(v, "linux-6.12");
+        assert!(
+            said.contains("does not have") && said.contains("HZ assumed"),
+            "{said}"
+        );
+    }
+
+    #[test]
     fn era_is_the_newest_not_after_the_kernel() {
-        assert_eq!(closest_era("6.18.0-1-amd64"), "linux-6.12");
+        assert_eq!(closest_era("6.18.0-1-amd64"), "linux-6.18");
+        assert_eq!(closest_era("6.17.2"), "linux-6.12");
         assert_eq!(closest_era("6.6.30"), "linux-6.6");
         assert_eq!(closest_era("6.5.0"), "linux-6.0");
         assert_eq!(closest_era("3.11.2"), "linux-3.10");

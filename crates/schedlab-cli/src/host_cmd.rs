@@ -257,10 +257,7 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     );
     let c = schedlab_host::calibrate(&opts)?;
     print!("{}", c.report());
-    let variant = a
-        .variant
-        .clone()
-        .unwrap_or_else(|| crate::host_check::closest_era(&crate::host_check::running_kernel()));
+    let variant = crate::host_check::variant_or_host(a.variant.as_deref());
     let targets = crate::host_fit::targets(&c);
     if let Some(path) = &a.record {
         let rec = crate::host_fit::Recorded {

@@ -497,8 +497,11 @@ mod tests {
             assert!(err.abs() < 0.10, "{r:?}");
         }
         // The derived switch costs hold the wake work the non-blocking write+read did not
-        // see: the fit lowers them.
-        assert!(fitted.cpu.ctx_switch_ns < base.cpu.ctx_switch_ns);
+        // see: the fit never raises them. (Before DELAY_ZERO was modelled the stacked pair
+        // preempted on every wakeup and the fit had to lower them; now the pair's wakees
+        // mostly do not preempt and the derived values already fit.)
+        assert!(fitted.cpu.ctx_switch_ns <= base.cpu.ctx_switch_ns);
+        assert!(fitted.cpu.ctx_switch_mm_ns <= base.cpu.ctx_switch_mm_ns);
         // The exit alone cannot reach the cross-CPU round trip; the IPI send overlap does.
         assert!(fitted.wakeup.ipi_send_ns > 0, "{rows:?}");
         assert!(fitted.wakeup.ipi_send_ns <= fitted.wakeup.remote_wake_ns);

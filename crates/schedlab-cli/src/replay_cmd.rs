@@ -258,10 +258,7 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
     let profile = profile(&a.d)?;
     let d = derive(&a.d, &profile)?;
     let kernel = crate::host_check::running_kernel();
-    let variant = a
-        .variant
-        .clone()
-        .unwrap_or_else(|| crate::host_check::closest_era(&kernel));
+    let variant = crate::host_check::variant_or_host(a.variant.as_deref());
     let tmp = tempfile::Builder::new()
         .prefix("schedlab-replay-")
         .tempdir()

@@ -38,6 +38,57 @@ pub enum TunableScaling {
     Linear,
 }
 
+/// The kernel's preemption model (`CONFIG_PREEMPT_*`, or `preempt=` under PREEMPT_DYNAMIC,
+/// 5.12+): when a set need_resched takes effect (`kernel/Kconfig.preempt`; the 6.13 static-call
+/// table of `kernel/sched/core.c`; `exit_to_user_mode_loop()` of `kernel/entry/common.c`).
+///
+/// Every modelled wakee and running task is a fair-class task, so "a fair request" is every
+/// request the simulator makes. Reconstructed \[M\]: the modelled syscalls are short, so a
+/// kernel-mode task reaches its return to user at the end of its current op (the
+/// `cond_resched()`/`might_sleep()` points inside long kernel work are not modelled, which
+/// makes `None` and `Voluntary` alike here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreemptModel {
+    /// PREEMPT_NONE: a kernel-mode task is rescheduled only when it returns to user (or
+    /// blocks); a user-mode task at once (the IPI's or the tick's return to user).
+    None,
+    /// PREEMPT_VOLUNTARY: as `None`, plus the `might_sleep()` points inside the kernel.
+    Voluntary,
+    /// PREEMPT (full): at once, in kernel mode too (`preempt_enable()`, IRQ exit).
+    Full,
+    /// PREEMPT_LAZY (6.13+): a fair-class request sets the lazy bit, which sends no IPI and
+    /// is acted on at the next return to user or at the next tick (`sched_tick()` upgrades
+    /// it to a full request, then full-preemption rules apply).
+    Lazy,
+}
+
+impl PreemptModel {
+    /// Every model, in `Kconfig.preempt` order.
+    pub const ALL: [PreemptModel; 4] = [
+        PreemptModel::None,
+        PreemptModel::Voluntary,
+        PreemptModel::Full,
+        PreemptModel::Lazy,
+    ];
+
+    /// The name `preempt=` and `/sys/kernel/debug/sched/preempt` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreemptModel::None => "none",
+            PreemptModel::Voluntary => "voluntary",
+            PreemptModel::Full => "full",
+            PreemptModel::Lazy => "lazy",
+        }
+    }
+
+    /// The model of a `preempt=` name.
+    pub fn from_name(s: &str) -> Option<PreemptModel> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
 /// Scheduler tunables (unscaled base values, as in the kernel's normalized sysctls).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tunables {
@@ -117,6 +168,10 @@ pub struct Features {
     pub preempt_short: bool,
     /// EEVDF: tasks that block while ineligible stay queued until picked.
     pub delay_dequeue: bool,
+    /// EEVDF (6.12+ DELAY_ZERO): a delayed task's positive lag is zeroed when it is finally
+    /// dequeued at a pick, and when it is woken in place it is re-placed at the average
+    /// with zero lag if its lag turned positive meanwhile (`requeue_delayed_entity()`).
+    pub delay_zero: bool,
     /// Remote wakeups go through the target's wakelist (IPI) rather than a remote enqueue.
     pub ttwu_queue: bool,
     /// A CPU chosen for a pending wakeup looks busy at once (`ttwu_pending`, 5.x+ after the
@@ -144,6 +199,7 @@ impl Default for Features {
             run_to_parity: true,
             preempt_short: false,
             delay_dequeue: false,
+            delay_zero: false,
             ttwu_queue: true,
             ttwu_pending_visible: true,
             base_slice: false,
@@ -169,6 +225,8 @@ pub struct SchedConfig {
     pub domain_era: schedlab_topo::DomainEra,
     /// How the shared objects issue their wakeups in this kernel.
     pub wake: crate::wake_rules::WakeRules,
+    /// When a requested reschedule takes effect.
+    pub preempt: PreemptModel,
 }
 
 impl Default for SchedConfig {
@@ -181,6 +239,7 @@ impl Default for SchedConfig {
             load_signal: LoadSignal::PeltBlocked,
             domain_era: schedlab_topo::DomainEra::Linux510,
             wake: crate::wake_rules::WakeRules::default(),
+            preempt: PreemptModel::Voluntary,
         }
     }
 }

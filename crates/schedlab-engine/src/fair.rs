@@ -481,8 +481,14 @@ impl Simulation {
         {
             return false;
         }
+        // A reschedule already pending (2.6.29+ `check_preempt_wakeup()`'s
+        // `test_tsk_need_resched(curr)` exit; `resched_task()` of a flagged task is a no-op in
+        // the O(1) scheduler): nothing more to decide. The CFS next buddy is set before it.
+        let pending = self.core.cpus[cpu].need_resched;
         match self.core.cfg.class {
-            ClassKind::O1 => !sync && self.core.tasks[p].o1_prio < self.core.tasks[curr].o1_prio,
+            ClassKind::O1 => {
+                !pending && !sync && self.core.tasks[p].o1_prio < self.core.tasks[curr].o1_prio
+            }
             ClassKind::Cfs => {
                 self.update_curr(cpu);
                 let nr_latency = (self.latency_ns() / self.min_gran_ns().max(1)).max(1);
@@ -491,6 +497,9 @@ impl Simulation {
                 if self.core.cfg.features.next_buddy && scale && !fork {
                     self.core.cpus[cpu].rq.next = Some(p);
                     marked = true;
+                }
+                if pending {
+                    return false;
                 }
                 if self.wakeup_preempt_entity(curr, p) == 1 {
                     if !marked {
@@ -504,6 +513,9 @@ impl Simulation {
                 false
             }
             ClassKind::Eevdf => {
+                if pending {
+                    return false;
+                }
                 self.update_curr(cpu);
                 if self.core.cfg.features.preempt_short {
                     let (ps, cs) = (self.core.tasks[p].slice, self.core.tasks[curr].slice);

@@ -62,7 +62,7 @@ pub mod time;
 pub mod wake_rules;
 
 pub use balance::{Balancer, CfsBalancer, NoBalance};
-pub use config::{ClassKind, Features, LoadSignal, SchedConfig, Tunables};
+pub use config::{ClassKind, Features, LoadSignal, PreemptModel, SchedConfig, Tunables};
 pub use counters::Counters;
 pub use dist::Dist;
 pub use ipc::ChannelKind;

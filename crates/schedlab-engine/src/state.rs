@@ -161,6 +161,9 @@ pub struct Task {
     pub nr_allowed: u32,
     /// Asleep but still queued (DELAY_DEQUEUE, `se->sched_delayed`).
     pub delayed: bool,
+    /// Its current segment is kernel work (a syscall op), not user compute: a reschedule
+    /// requested meanwhile waits for its return to user unless the preemption model is full.
+    pub in_syscall: bool,
     // PELT
     /// PELT load signal.
     pub load: Signal,
@@ -282,8 +285,11 @@ pub struct Cpu {
     pub pending: u32,
     /// Idle, leaving idle or busy.
     pub mode: CpuMode,
-    /// A reschedule is pending (`TIF_NEED_RESCHED`).
+    /// A reschedule is pending (`TIF_NEED_RESCHED`, or the lazy bit).
     pub need_resched: bool,
+    /// The pending reschedule is a lazy one (`TIF_NEED_RESCHED_LAZY`, PREEMPT_LAZY only): no
+    /// IPI, acted on at the next return to user or upgraded at the next tick.
+    pub resched_lazy: bool,
     /// Its scheduler tick is armed.
     pub tick_armed: bool,
     /// Generation of its tick: an older tick event is stale.

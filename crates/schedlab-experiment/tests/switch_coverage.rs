@@ -43,9 +43,14 @@ const KNOWN_SILENT: &[(&str, &str)] = &[
          a custom slice (sched_attr.sched_runtime)",
     ),
     (
-        "CACHE_HOT_BUDDY",
-        "a buddy is a task that ran or was preempted moments ago, so task_hot() already finds \
-         it hot by sched_migration_cost; the switch only matters for a buddy older than that",
+        "PREEMPT_VOLUNTARY",
+        "the presets' own preemption model: selecting it changes nothing, and NO_PREEMPT_VOLUNTARY \
+         keeps it (a model is one of four, not a flag)",
+    ),
+    (
+        "PREEMPT_NONE",
+        "differs from PREEMPT_VOLUNTARY only at the might_sleep() points inside long kernel \
+         work, which no modelled op has: both defer a wakeup preemption to the return to user",
     ),
 ];
 

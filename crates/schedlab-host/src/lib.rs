@@ -17,6 +17,7 @@ mod capture;
 mod control;
 mod error;
 mod external;
+mod kernel;
 mod spec;
 mod sys;
 mod tracefs_state;
@@ -28,6 +29,7 @@ pub use capture::{
 };
 pub use control::{cancel_requested, clear_cancel, request_cancel};
 pub use error::HostError;
+pub use kernel::{HostKernel, Sourced, host_kernel};
 pub use spec::{WORKLOADS, WorkloadSpec};
 
 use schedlab_metrics::BenchResult;

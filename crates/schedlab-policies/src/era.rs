@@ -10,7 +10,7 @@ use crate::version::{KernelVersion, Versions, v, v25, v26};
 use schedlab_engine::balance::{ActiveBalance, NewidleGate};
 use schedlab_engine::config::TunableScaling;
 use schedlab_engine::cpu_load::LoadIdx;
-use schedlab_engine::{ClassKind, Features, LoadSignal, SchedConfig, Tunables};
+use schedlab_engine::{ClassKind, Features, LoadSignal, PreemptModel, SchedConfig, Tunables};
 use schedlab_topo::DomainEra;
 
 /// A modelled kernel version. Ordered oldest first; each variant has its row in [`ERAS`]
@@ -50,6 +50,8 @@ pub enum Era {
     V6_6,
     /// 6.12: EEVDF with delayed dequeue, PREEMPT_SHORT, cluster-first scan.
     V6_12,
+    /// 6.18: 6.12 with the 0.70 ms base slice, PREEMPT_LAZY and the 6.17 slice protection.
+    V6_18,
 }
 
 /// Which `select_task_rq_fair` (or O(1) rule) an era runs; see [`crate::linux`].
@@ -427,6 +429,27 @@ pub const ERAS: &[EraDef] = &[
                  tasks",
         notes: &["cluster-first scan from 6.7; SIS_PROP removed in 6.7"],
     },
+    EraDef {
+        era: Era::V6_18,
+        version: v(6, 18),
+        name: "linux-6.18",
+        label: "EEVDF (2023-2025)",
+        class: EEVDF,
+        flow: Flow::Cfs4,
+        idle_search: IdleSearch::Merged {
+            cluster_first: true,
+        },
+        balancer: BAL_516,
+        models: "EEVDF as 6.12 with the 0.70 ms base slice (2ae891b82695, 6.15), PREEMPT_LAZY \
+                 selectable (6.13), DELAY_ZERO; placement and balancing as 6.12",
+        notes: &[
+            "6.17's slice protection (vprot, 052c3d87c82e: the smallest queued slice) is \
+             RUN_TO_PARITY's for tasks of one slice, which is every modelled task without a \
+             custom slice; a custom slice is protected to its deadline [M]",
+            "6.17's newidle cost bump (155213a2aed4, reverted in 6.18.y) and 6.18.y's \
+             proportional newidle balance are not modelled",
+        ],
+    },
 ];
 
 impl Era {
@@ -545,6 +568,9 @@ impl Era {
             } else {
                 (6_000_000, 750_000, 1_000_000)
             };
+            // 6.15 cut the base slice to 0.70 ms so a slice ends before the tick that
+            // would give it one more (2ae891b82695).
+            let min = if self.since(v(6, 15)) { 700_000 } else { min };
             t.latency_ns = lat;
             t.min_granularity_ns = min;
             t.wakeup_granularity_ns = wake;
@@ -573,6 +599,8 @@ impl Era {
             // Both arrived with EEVDF's completion in 6.12.
             preempt_short: self.since(v(6, 12)),
             delay_dequeue: self.since(v(6, 12)),
+            // DELAY_ZERO came with DELAY_DEQUEUE (6.12 features.h).
+            delay_zero: self.since(v(6, 12)),
             // 3.0 moved the second half of a remote wakeup to the target CPU.
             ttwu_queue: self.since(v(3, 0)),
             // Pre-3.0 wakeups enqueue under the remote lock (nr_running visible at once);
@@ -596,7 +624,17 @@ impl Era {
             load_signal: self.load_signal(),
             domain_era: self.domain_era(),
             wake: self.wake_rules(),
+            preempt: self.preempt_model(),
         }
+    }
+
+    /// The preemption model a preset assumes: PREEMPT_VOLUNTARY, what x86_64's defconfig
+    /// and the common distribution kernels of every modelled era build (Kconfig's own
+    /// default is PREEMPT_NONE, which behaves alike here: a wakeup preemption waits for the
+    /// waker's return to user). `schedlab host check` and `run -t host` read the machine's
+    /// own model instead; the `PREEMPT_*` switches select another.
+    pub fn preempt_model(self) -> PreemptModel {
+        PreemptModel::Voluntary
     }
 
     /// What the preset bundles (shown by `schedlab policies NAME`).

@@ -88,31 +88,31 @@ mod tests {
     /// comparisons. AFFINE_WAKEUPS is the old switch row (2.6.30-2.6.32); CFS-2, the only
     /// flow that reads it, asked `era <= 2.6.32`, the same on its eras.
     const OLD: &[(&str, &str)] = &[
-        ("AFFINE_WAKEUPS", "0110000000000000"),
-        ("RECORD_WAKEE", "0000000111111111"),
-        ("WAKEE_FLIPS_HALVED", "0000000011111111"),
-        ("CAPACITY_WAKE_AFFINE", "0000000011111111"),
-        ("AGAINST_4_2", "0000000010000000"),
-        ("LOAD_BALANCE_FLAG", "1111111111110000"),
-        ("WA_SPLIT", "0000000000011111"),
-        ("RECENT_USED_WAKER_SIDE", "0000000000001000"),
-        ("RECENT_USED_REPLACED", "0000000000000111"),
-        ("AFFINE_IDLE_PREV", "0000000000001111"),
-        ("AFFINE_NR_RUNNABLE", "0000000000000001"),
-        ("SLOW_ALLOWED_TEST", "0000000011111111"),
-        ("GROUP_TYPES", "0000000000001111"),
-        ("NUMA_LLC_ALLOWANCE", "0000000000000111"),
-        ("SHALLOWEST_IDLE", "0000000011111111"),
-        ("NEW_SIS", "0000000000111111"),
-        ("SIS_PROP_DEFAULT", "1111111111111000"),
-        ("SIS_UTIL_DEFAULT", "0000000000000111"),
+        ("AFFINE_WAKEUPS", "01100000000000000"),
+        ("RECORD_WAKEE", "00000001111111111"),
+        ("WAKEE_FLIPS_HALVED", "00000000111111111"),
+        ("CAPACITY_WAKE_AFFINE", "00000000111111111"),
+        ("AGAINST_4_2", "00000000100000000"),
+        ("LOAD_BALANCE_FLAG", "11111111111100000"),
+        ("WA_SPLIT", "00000000000111111"),
+        ("RECENT_USED_WAKER_SIDE", "00000000000010000"),
+        ("RECENT_USED_REPLACED", "00000000000001111"),
+        ("AFFINE_IDLE_PREV", "00000000000011111"),
+        ("AFFINE_NR_RUNNABLE", "00000000000000011"),
+        ("SLOW_ALLOWED_TEST", "00000000111111111"),
+        ("GROUP_TYPES", "00000000000011111"),
+        ("NUMA_LLC_ALLOWANCE", "00000000000001111"),
+        ("SHALLOWEST_IDLE", "00000000111111111"),
+        ("NEW_SIS", "00000000001111111"),
+        ("SIS_PROP_DEFAULT", "11111111111110000"),
+        ("SIS_UTIL_DEFAULT", "00000000000001111"),
     ];
 
     #[test]
     fn every_era_decides_each_rule_as_before() {
         assert_eq!(
             Era::ALL.len(),
-            16,
+            17,
             "a new era needs its digit in OLD's header"
         );
         assert_eq!(OLD.len(), ALL.len(), "every rule has its row of answers");
@@ -130,7 +130,7 @@ mod tests {
     }
 
     /// One digit per era, oldest first (2.5.59 2.6.30 2.6.32 2.6.33 2.6.35 3.6 3.10 3.12
-    /// 4.2 4.6 4.9 4.14 5.13 6.0 6.6 6.12).
+    /// 4.2 4.6 4.9 4.14 5.13 6.0 6.6 6.12 6.18).
     fn digits(f: impl Fn(Era) -> bool) -> String {
         Era::ALL
             .iter()
@@ -144,44 +144,49 @@ mod tests {
     fn every_era_configures_the_kernel_as_before() {
         assert_eq!(
             Era::ALL.len(),
-            16,
+            17,
             "a new era needs its digit in each row below"
         );
-        let features: [(&str, Feature, &str); 15] = [
+        let features: [(&str, Feature, &str); 16] = [
             (
                 "wakeup_preemption",
                 |f| f.wakeup_preemption,
-                "1111111111111111",
+                "11111111111111111",
             ),
-            ("next_buddy", |f| f.next_buddy, "0000000000000000"),
-            ("last_buddy", |f| f.last_buddy, "0111111111111100"),
-            ("cache_hot_buddy", |f| f.cache_hot_buddy, "0111111111111111"),
+            ("next_buddy", |f| f.next_buddy, "00000000000000000"),
+            ("last_buddy", |f| f.last_buddy, "01111111111111000"),
+            (
+                "cache_hot_buddy",
+                |f| f.cache_hot_buddy,
+                "01111111111111111",
+            ),
             (
                 "gentle_fair_sleepers",
                 |f| f.gentle_fair_sleepers,
-                "0011111111111100",
+                "00111111111111000",
             ),
-            ("start_debit", |f| f.start_debit, "0111111111111100"),
-            ("place_lag", |f| f.place_lag, "0000000000000011"),
+            ("start_debit", |f| f.start_debit, "01111111111111000"),
+            ("place_lag", |f| f.place_lag, "00000000000000111"),
             (
                 "place_deadline_initial",
                 |f| f.place_deadline_initial,
-                "0000000000000011",
+                "00000000000000111",
             ),
-            ("run_to_parity", |f| f.run_to_parity, "0000000000000011"),
-            ("preempt_short", |f| f.preempt_short, "0000000000000001"),
-            ("delay_dequeue", |f| f.delay_dequeue, "0000000000000001"),
-            ("ttwu_queue", |f| f.ttwu_queue, "0000011111111111"),
+            ("run_to_parity", |f| f.run_to_parity, "00000000000000111"),
+            ("preempt_short", |f| f.preempt_short, "00000000000000011"),
+            ("delay_dequeue", |f| f.delay_dequeue, "00000000000000011"),
+            ("delay_zero", |f| f.delay_zero, "00000000000000011"),
+            ("ttwu_queue", |f| f.ttwu_queue, "00000111111111111"),
             (
                 "ttwu_pending_visible",
                 |f| f.ttwu_pending_visible,
-                "1111111111110011",
+                "11111111111100111",
             ),
-            ("base_slice", |f| f.base_slice, "0000000000001100"),
+            ("base_slice", |f| f.base_slice, "00000000000011000"),
             (
                 "util_init_bounded",
                 |f| f.util_init_bounded,
-                "0000000000111111",
+                "00000000001111111",
             ),
         ];
         for (name, get, want) in features {
@@ -205,16 +210,17 @@ mod tests {
             PeltBlocked,
             PeltBlocked,
             PeltBlocked,
+            PeltBlocked,
         ];
         use DomainEra::*;
         let domains = [
             Linux26, Linux26, Linux26, Linux26, Linux26, Linux3, Linux3, Linux3, Linux3, Linux3,
-            Linux3, Linux3, Linux510, Linux510, Linux510, Linux510,
+            Linux3, Linux3, Linux510, Linux510, Linux510, Linux510, Linux510,
         ];
         use schedlab_engine::wake_rules::SoftirqThread::{HandOver, Inline, OnResched};
         let softirq = [
             Inline, Inline, Inline, Inline, Inline, Inline, OnResched, OnResched, OnResched,
-            OnResched, OnResched, HandOver, HandOver, HandOver, OnResched, OnResched,
+            OnResched, OnResched, HandOver, HandOver, HandOver, OnResched, OnResched, OnResched,
         ];
         let o1 = Tunables::default();
         for (i, e) in Era::ALL.into_iter().enumerate() {
@@ -231,6 +237,8 @@ mod tests {
                 ),
                 1 => (20_000_000, 4_000_000, 5_000_000),
                 2 => (5_000_000, 1_000_000, 1_000_000),
+                // 6.15's 0.70 ms base slice (2ae891b82695).
+                16 => (6_000_000, 700_000, 1_000_000),
                 _ => (6_000_000, 750_000, 1_000_000),
             };
             assert_eq!(slices, want, "{}", e.name());
@@ -273,6 +281,12 @@ mod tests {
                 Flow::Cfs4,
                 Merged {
                     cluster_first: false,
+                },
+            ),
+            (
+                Flow::Cfs4,
+                Merged {
+                    cluster_first: true,
                 },
             ),
             (

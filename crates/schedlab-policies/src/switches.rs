@@ -14,6 +14,7 @@ use crate::rules;
 pub use crate::settings::Settings;
 use crate::tunables::{GRANULARITY_NS, MULT, Range, TICKS, count};
 use crate::version::{Versions, only, since, span, v, v25, v26};
+use schedlab_engine::PreemptModel;
 use schedlab_engine::balance_o1::O1Variant;
 use schedlab_engine::config::TunableScaling;
 
@@ -183,6 +184,30 @@ macro_rules! tunable {
                 range: $range,
             },
             provenance: Provenance::Tunable,
+            meaning: $meaning,
+        }
+    };
+}
+
+/// One preemption-model row: `NAME` selects the model; `NO_NAME` goes back to the presets'
+/// PREEMPT_VOLUNTARY if this model was selected (a model is one of four, not a flag).
+macro_rules! preempt_model {
+    ($name:expr, $versions:expr, $model:ident, $meaning:expr) => {
+        SwitchDef {
+            name: $name,
+            versions: $versions,
+            scope: Scope::Engine,
+            kind: Kind::Feature {
+                get: |s| s.config.preempt == PreemptModel::$model,
+                set: |s, on| {
+                    if on {
+                        s.config.preempt = PreemptModel::$model;
+                    } else if s.config.preempt == PreemptModel::$model {
+                        s.config.preempt = PreemptModel::Voluntary;
+                    }
+                },
+            },
+            provenance: Provenance::Mainline,
             meaning: $meaning,
         }
     };
@@ -384,6 +409,12 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         since(v(6, 12)),
         delay_dequeue,
         "EEVDF: a task blocking with negative lag stays queued (delayed) until picked or woken"
+    ),
+    engine_feature!(
+        "DELAY_ZERO",
+        since(v(6, 12)),
+        delay_zero,
+        "EEVDF: a delayed task's positive lag is zeroed when it is dequeued at a pick or woken in place"
     ),
     // --- debated variants -----------------------------------------------------------------
     // Both proposed against 2.6.33-rc (January 2010): offered on the 2.6.32-2.6.33 code.
@@ -747,6 +778,31 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         set: |s, v| s.config.tunables.hz = v,
         "CONFIG_HZ: timer ticks per second (jiffy length)"
     ),
+    // --- the preemption model (CONFIG_PREEMPT_*, `preempt=` under PREEMPT_DYNAMIC) --------
+    preempt_model!(
+        "PREEMPT_NONE",
+        since(v25(59)),
+        None,
+        "preemption model none: a wakeup preemption of a task in a syscall waits for its return to user"
+    ),
+    preempt_model!(
+        "PREEMPT_VOLUNTARY",
+        since(v26(13)),
+        Voluntary,
+        "preemption model voluntary (the presets' default): as none, plus might_sleep() points"
+    ),
+    preempt_model!(
+        "PREEMPT_FULL",
+        since(v25(59)),
+        Full,
+        "preemption model full (CONFIG_PREEMPT): a wakeup preempts at once, in kernel mode too"
+    ),
+    preempt_model!(
+        "PREEMPT_LAZY",
+        since(v(6, 13)),
+        Lazy,
+        "preemption model lazy (6.13+): a fair wakeup preemption waits for the return to user or the next tick"
+    ),
 ];
 
 /// The definition of `name` (case-insensitive), if any.
@@ -783,6 +839,9 @@ mod tests {
             "PLACE_DEADLINE_INITIAL",
             "RUN_TO_PARITY",
             "SIS_UTIL",
+            "PREEMPT_NONE",
+            "PREEMPT_VOLUNTARY",
+            "PREEMPT_FULL",
         ];
         for d in valid_for(REFERENCE_BASE) {
             let listed = matches!(d.kind, Kind::Tunable { .. }) || named.contains(&d.name);

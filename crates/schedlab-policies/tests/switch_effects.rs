@@ -5,10 +5,11 @@
 
 mod common;
 
-use schedlab_engine::{Dist, Op, SchedConfig, TaskSpec, Workload};
+use schedlab_engine::{Dist, Op, PreemptModel, SchedConfig, TaskSpec, Workload};
 use schedlab_policies::{Era, Provenance, build, settings, switches};
 use schedlab_topo::CpuId;
 use schedlab_topo::{CpuSet, regular};
+use schedlab_trace::{PrevState, TraceEvent};
 use std::sync::Arc;
 
 type Probe = fn(&SchedConfig) -> bool;
@@ -39,6 +40,16 @@ const ENGINE_FEATURES: &[(&str, Probe)] = &[
     ("linux-6.12,NO_RUN_TO_PARITY", |c| !c.features.run_to_parity),
     ("linux-6.12,NO_PREEMPT_SHORT", |c| !c.features.preempt_short),
     ("linux-6.12,NO_DELAY_DEQUEUE", |c| !c.features.delay_dequeue),
+    ("linux-6.18,NO_DELAY_ZERO", |c| !c.features.delay_zero),
+    ("linux-6.18,PREEMPT_NONE", |c| {
+        c.preempt == PreemptModel::None
+    }),
+    ("linux-2.5.59,PREEMPT_FULL", |c| {
+        c.preempt == PreemptModel::Full
+    }),
+    ("linux-6.18,PREEMPT_LAZY", |c| {
+        c.preempt == PreemptModel::Lazy
+    }),
     ("linux-3.10,NO_TTWU_QUEUE", |c| !c.features.ttwu_queue),
     ("linux-6.6,sched_migration_cost_ns=250000", |c| {
         c.tunables.migration_cost_ns == 250_000
@@ -194,6 +205,231 @@ fn wakeup_preemption_and_ttwu_queue_change_a_run() {
         "queued {} vs direct {}",
         on.counters().ipis,
         q.counters().ipis
+    );
+}
+
+/// A ping-pong pair pinned to one CPU: every wakeup lands on the waker's CPU.
+fn one_cpu_pair(loops: u64) -> Workload {
+    let mut w = Workload::new("pair");
+    let a = w.channel(schedlab_engine::ChannelKind::pipe(), "a");
+    let b = w.channel(schedlab_engine::ChannelKind::pipe(), "b");
+    let one = || Some(CpuSet::from_cpus(2, [CpuId::new(0)]));
+    let side = |name: &str, first: Op, second: Op| {
+        let mut t = TaskSpec::new(name, vec![Op::Loop(loops), first, second, Op::EndLoop]);
+        t.affinity = one();
+        t
+    };
+    let send = |ch| Op::Send {
+        ch,
+        bytes: Dist::Const(100),
+    };
+    w.spawn(side("ping", send(a), Op::Recv { ch: b }));
+    w.spawn(side("pong", Op::Recv { ch: a }, send(b)));
+    w
+}
+
+/// From a trace: for each wakeup that preempted its waker (the waker switched out runnable
+/// for the wakee), the time from the wakeup to the switch, ns.
+fn preempting_wakeup_delays(events: &[TraceEvent]) -> Vec<u64> {
+    let mut woken: Option<(u32, u64)> = None;
+    let mut delays = Vec::new();
+    for e in events {
+        match *e {
+            TraceEvent::Wakeup { ts_ns, pid, .. } => woken = Some((pid, ts_ns)),
+            TraceEvent::Switch {
+                ts_ns,
+                prev_state,
+                next_pid,
+                ..
+            } => {
+                if let Some((pid, at)) = woken.take()
+                    && pid == next_pid
+                    && prev_state == PrevState::Runnable
+                {
+                    delays.push(ts_ns - at);
+                }
+            }
+            _ => {}
+        }
+    }
+    delays
+}
+
+/// PREEMPT_NONE/VOLUNTARY (the presets' model): a wakee that preempts its waker runs only
+/// when the waker's syscall returns to user (the rest of its send); under PREEMPT_FULL at
+/// the wakeup. On CFS 3.10 every pipe wakeup of the pair preempts (the sleeper credit).
+#[test]
+fn a_wakeup_preemption_waits_for_the_wakers_return_to_user() {
+    let topo = Arc::new(regular("1x2", "test", 1, 1, 2, 1, false).unwrap());
+    let delays = |v: &str| {
+        let opts = schedlab_engine::SimOptions {
+            trace: true,
+            ..Default::default()
+        };
+        let mut sim = common::simulation(v, &topo, one_cpu_pair(200), opts);
+        sim.run();
+        let tr = sim.take_trace().expect("traced");
+        preempting_wakeup_delays(&tr.events)
+    };
+    let full = delays("linux-3.10,PREEMPT_FULL");
+    let voluntary = delays("linux-3.10,PREEMPT_FULL,PREEMPT_VOLUNTARY");
+    assert!(
+        full.len() > 100 && voluntary.len() > 100,
+        "{} {}",
+        full.len(),
+        voluntary.len()
+    );
+    assert!(full.iter().all(|&d| d == 0), "full: {:?}", &full[..10]);
+    // The rest of the send: at least its syscall exit path.
+    let exit = schedlab_engine::MachineProfile::default().cpu.syscall_ns / 2;
+    assert!(
+        voluntary.iter().all(|&d| d >= exit),
+        "voluntary: {:?}",
+        &voluntary[..10]
+    );
+}
+
+/// DELAY_ZERO (6.12+): a task blocked while ineligible (delayed) and woken in place comes
+/// back at the average with no lag, so it does not preempt the running task; without it the
+/// lag it gathered while delayed puts it ahead and every such wakeup preempts.
+#[test]
+fn delay_zero_keeps_a_delayed_wakee_from_preempting() {
+    let topo = Arc::new(regular("1x2", "test", 1, 1, 2, 1, false).unwrap());
+    let run = |v: &str| {
+        let sim = common::run(v, &topo, one_cpu_pair(500), false, 1);
+        let c = sim.counters();
+        (c.preempt_wakeup, c.wakeups)
+    };
+    let (with, w_with) = run("linux-6.18");
+    let (without, w_without) = run("linux-6.18,NO_DELAY_ZERO");
+    assert!(
+        with * 10 < w_with,
+        "DELAY_ZERO: {with} preemptions of {w_with} wakeups"
+    );
+    assert!(
+        without * 2 > w_without,
+        "NO_DELAY_ZERO: {without} of {w_without}"
+    );
+}
+
+/// A reschedule already pending makes the preemption check return at once
+/// (`check_preempt_wakeup()`'s need_resched exit): while the waker finishes its syscall,
+/// further wakeups onto its CPU do not count a second preemption. Every counted wakeup
+/// preemption then ends in one involuntary switch.
+#[test]
+fn a_pending_reschedule_is_not_counted_twice() {
+    let topo = Arc::new(regular("1x2", "test", 1, 1, 2, 1, false).unwrap());
+    // One waker wakes four futex waiters on its own CPU per op: the first wakeup asks for
+    // the reschedule, the other three find it pending.
+    let mut w = Workload::new("fanout");
+    let f = w.futex();
+    let on0 = || Some(CpuSet::from_cpus(2, [CpuId::new(0)]));
+    for i in 0..4 {
+        let mut t = TaskSpec::new(
+            format!("waiter{i}"),
+            vec![Op::Loop(50), Op::FutexWait(f), Op::EndLoop],
+        );
+        t.affinity = on0();
+        w.spawn(t);
+    }
+    let mut t = TaskSpec::new(
+        "waker",
+        vec![
+            // More rounds than the waiters wait: none is left waiting.
+            Op::Loop(200),
+            Op::Compute(Dist::Const(200_000)),
+            Op::FutexWake { f, n: 4 },
+            Op::EndLoop,
+        ],
+    );
+    t.affinity = on0();
+    w.spawn(t);
+    let sim = common::run("linux-3.10,PREEMPT_NONE", &topo, w, false, 1);
+    let c = sim.counters();
+    assert!(c.preempt_wakeup > 50, "{}", c.to_text());
+    assert!(
+        c.preempt_wakeup <= c.ctx_involuntary,
+        "{} wakeup preemptions, {} involuntary switches",
+        c.preempt_wakeup,
+        c.ctx_involuntary
+    );
+}
+
+/// PREEMPT_LAZY (6.13+): a fair wakeup preemption of a task computing in user mode sends
+/// no IPI; it waits for the next tick (which upgrades the lazy request), while under
+/// PREEMPT_VOLUNTARY the wakeup's IPI returns to user and preempts at once.
+#[test]
+fn a_lazy_wakeup_preemption_waits_for_the_tick() {
+    let topo = Arc::new(regular("1x2", "test", 1, 1, 2, 1, false).unwrap());
+    let mut w = Workload::new("hog-and-sleeper");
+    let on0 = || Some(CpuSet::from_cpus(2, [CpuId::new(0)]));
+    let mut hog = TaskSpec::new(
+        "hog",
+        vec![
+            Op::Loop(20),
+            Op::Compute(Dist::Const(10_000_000)),
+            Op::EndLoop,
+        ],
+    );
+    hog.affinity = on0();
+    w.spawn(hog);
+    let mut sleeper = TaskSpec::new(
+        "sleeper",
+        vec![
+            Op::Loop(40),
+            Op::Sleep(Dist::Const(3_000_000)),
+            Op::Compute(Dist::Const(20_000)),
+            Op::EndLoop,
+        ],
+    );
+    sleeper.affinity = on0();
+    w.spawn(sleeper);
+    let mean_latency = |v: &str| {
+        let opts = schedlab_engine::SimOptions {
+            trace: true,
+            ..Default::default()
+        };
+        let mut sim = common::simulation(v, &topo, w.clone(), opts);
+        sim.run();
+        let tr = sim.take_trace().expect("traced");
+        let (mut woken, mut sum, mut n) = (None, 0u64, 0u64);
+        for e in &tr.events {
+            match *e {
+                TraceEvent::Wakeup { ts_ns, pid, .. } => woken = Some((pid, ts_ns)),
+                TraceEvent::Switch {
+                    ts_ns, next_pid, ..
+                } => {
+                    if let Some((pid, at)) = woken
+                        && pid == next_pid
+                    {
+                        sum += ts_ns - at;
+                        n += 1;
+                        woken = None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(n > 20, "{v}: {n} wakeups ran");
+        sum / n
+    };
+    let lazy = mean_latency("linux-6.18,hz=250,PREEMPT_LAZY");
+    let voluntary = mean_latency("linux-6.18,hz=250,PREEMPT_VOLUNTARY");
+    assert!(voluntary < 50_000, "voluntary: {voluntary} ns");
+    assert!(lazy > 500_000, "lazy: {lazy} ns (voluntary {voluntary} ns)");
+}
+
+/// linux-6.18's own facts: the 0.70 ms base slice of 6.15 (6.12: 0.75 ms), and lazy
+/// preemption selectable from 6.13 only.
+#[test]
+fn the_618_era_has_the_shorter_slice_and_lazy_preemption() {
+    let slice = |v: &str| settings(v).unwrap().config.tunables.min_granularity_ns;
+    assert_eq!(slice("linux-6.18"), 700_000);
+    assert_eq!(slice("linux-6.12"), 750_000);
+    assert!(settings("linux-6.12,PREEMPT_LAZY").is_err());
+    assert_eq!(
+        settings("linux-6.18").unwrap().config.preempt,
+        PreemptModel::Voluntary
     );
 }
 

@@ -58,6 +58,7 @@ impl Simulation {
                 self.rq_insert(from, t);
                 self.set_waiting(1);
                 self.core.cpus[from].need_resched = false;
+                self.core.cpus[from].resched_lazy = false;
                 self.set_curr_none_for_balance(from, Some(t), Some(PrevState::Runnable));
                 self.apply_migration(t, from, to);
                 match self.pick_next_and_dequeue(from) {

@@ -84,7 +84,10 @@ impl Simulation {
         self.run.executing = None;
         match outcome {
             StepOutcome::Run => {
-                if self.core.cpus[cpu].need_resched {
+                // A reschedule requested during the step (the task's own wakeup preempting
+                // it) takes effect now only under full preemption or if the op is user
+                // code; otherwise at the top of the next step, the op's return to user.
+                if self.core.cpus[cpu].need_resched && self.resched_takes_effect(cpu) {
                     self.schedule(cpu, None);
                 } else {
                     self.start_segment(cpu);
@@ -193,8 +196,11 @@ impl Simulation {
                     cost *= f;
                     user *= f;
                 }
-                self.core.tasks[t].user_ns += user;
-                self.core.tasks[t].seg_left += cost;
+                let task = &mut self.core.tasks[t];
+                task.user_ns += user;
+                task.seg_left += cost;
+                // Mostly kernel work: a syscall, whose return to user is the op's end.
+                task.in_syscall = user * 2.0 < cost;
                 return StepOutcome::Run;
             }
         }

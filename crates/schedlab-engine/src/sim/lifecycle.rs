@@ -119,6 +119,7 @@ impl Simulation {
             vlag: 0,
             protect_until_deadline: None,
             delayed: false,
+            in_syscall: false,
             sum_exec: 0,
             prev_sum_exec: 0,
             exec_start: self.core.now,

@@ -120,6 +120,7 @@ fn new_cpu(migration_cost: u64) -> Cpu {
         nr_running: 0,
         pending: 0,
         need_resched: false,
+        resched_lazy: false,
         seg_key: seg_timers::IDLE,
         seg_start: 0,
         seg_due: 0,

@@ -7,6 +7,7 @@
 
 use super::Simulation;
 use super::queue::Event;
+use crate::config::PreemptModel;
 use crate::idle::state_index_at;
 use crate::seg_timers;
 use crate::state::{CpuMode, TaskState};
@@ -18,6 +19,7 @@ impl Simulation {
     pub(super) fn schedule(&mut self, cpu: CpuId, prev_state: Option<PrevState>) {
         let prev = self.core.cpus[cpu].curr;
         self.core.cpus[cpu].need_resched = false;
+        self.core.cpus[cpu].resched_lazy = false;
         if let Some(p) = prev {
             self.update_curr(cpu);
             self.settle(cpu);
@@ -76,17 +78,26 @@ impl Simulation {
             let next = self.pick_next(cpu);
             self.core.cpus[cpu].curr = saved;
             let next = next?;
-            self.rq_remove(cpu, next);
             if self.core.tasks[next].delayed {
-                // DELAY_DEQUEUE: a delayed task picked is finally dequeued, not run.
+                // DELAY_DEQUEUE: a delayed task picked is finally dequeued, not run. Its lag
+                // is taken while it still counts in the average (`dequeue_entity()`:
+                // `update_entity_lag()` before `__dequeue_entity()`).
+                self.save_lag(cpu, next);
+                self.rq_remove(cpu, next);
                 self.sync_task_pelt(next);
                 self.sync_cpu_pelt(cpu);
                 self.core.tasks[next].delayed = false;
                 self.core.cpus[cpu].nr_delayed -= 1;
                 self.leave_runnable(cpu, next);
-                self.save_lag(cpu, next);
+                // DELAY_ZERO (6.12 `finish_delayed_dequeue_entity()`): no positive lag
+                // is kept from a delayed dequeue.
+                if self.core.cfg.features.delay_zero {
+                    let t = &mut self.core.tasks[next];
+                    t.vlag = t.vlag.min(0);
+                }
                 continue;
             }
+            self.rq_remove(cpu, next);
             self.set_waiting(-1);
             return Some(next);
         }
@@ -281,15 +292,44 @@ impl Simulation {
         );
     }
 
-    /// Immediate preemption of `cpu`'s running task.
-    pub(super) fn resched_now(&mut self, cpu: CpuId) {
+    /// `resched_curr()` of `cpu` for a fair-class request (a wakeup preemption): sets
+    /// need_resched (the lazy bit under PREEMPT_LAZY, 6.13's `resched_curr_lazy()`) and
+    /// reschedules at once where the preemption model lets the request take effect now
+    /// ([`Simulation::resched_takes_effect`]); otherwise the running task goes on to its
+    /// next preemption point: the end of its current op (its return to user, checked at the
+    /// top of `step_task`) or, for a lazy request, the next tick.
+    pub(super) fn resched_curr(&mut self, cpu: CpuId) {
         if self.core.cpus[cpu].curr.is_none() {
             return;
         }
+        let lazy = self.core.cfg.preempt == PreemptModel::Lazy;
+        let c = &mut self.core.cpus[cpu];
+        // A full request already pending stays full.
+        c.resched_lazy = lazy && (!c.need_resched || c.resched_lazy);
+        c.need_resched = true;
         if self.run.executing == Some(cpu) {
-            self.core.cpus[cpu].need_resched = true;
+            // The waker itself, inside its syscall: `continue_task` decides at the op's end.
             return;
         }
-        self.schedule(cpu, None);
+        if self.resched_takes_effect(cpu) {
+            self.schedule(cpu, None);
+        }
+    }
+
+    /// Whether a pending reschedule of `cpu` takes effect now, at an interrupt (the IPI of
+    /// a remote wakeup, the tick) or right after the running task's own wakeup call: under
+    /// PREEMPT_NONE/VOLUNTARY only when its task runs user code (the interrupt returns to
+    /// user); under full preemption always; under PREEMPT_LAZY when the request is a full
+    /// one (the lazy bit sends no IPI and waits for a return to user or the tick's upgrade).
+    pub(super) fn resched_takes_effect(&self, cpu: CpuId) -> bool {
+        let c = &self.core.cpus[cpu];
+        let Some(t) = c.curr else {
+            return false;
+        };
+        match self.core.cfg.preempt {
+            PreemptModel::Full => true,
+            PreemptModel::None | PreemptModel::Voluntary => !self.core.tasks[t].in_syscall,
+            PreemptModel::Lazy => !c.resched_lazy,
+        }
     }
 }

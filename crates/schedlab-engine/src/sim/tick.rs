@@ -8,7 +8,7 @@
 
 use super::Simulation;
 use super::queue::Event;
-use crate::config::ClassKind;
+use crate::config::{ClassKind, PreemptModel};
 use crate::state::TaskState;
 use crate::task::TaskId;
 use schedlab_topo::CpuId;
@@ -51,12 +51,19 @@ impl Simulation {
                 .cpu_load_avg
                 .update(load, self.core.now, tick_ns);
         }
+        // PREEMPT_LAZY (6.13 `sched_tick()`): a lazy request left from before is upgraded to
+        // a full one before the tick's own checks.
+        self.core.cpus[cpu].resched_lazy = false;
         if busy && self.check_preempt_tick(cpu) {
             self.stats.counters.preempt_tick += 1;
-            self.core.cpus[cpu].need_resched = true;
+            // The tick's own request (`update_curr()` → `resched_curr_lazy()` in 6.13+) is
+            // lazy under PREEMPT_LAZY: acted on at the return to user or the next tick.
+            let c = &mut self.core.cpus[cpu];
+            c.resched_lazy = !c.need_resched && self.core.cfg.preempt == PreemptModel::Lazy;
+            c.need_resched = true;
         }
         self.run_balancer(cpu, false);
-        if self.core.cpus[cpu].need_resched && self.core.cpus[cpu].curr.is_some() {
+        if self.core.cpus[cpu].need_resched && self.resched_takes_effect(cpu) {
             self.schedule(cpu, None);
         }
         if self.core.cpus[cpu].curr.is_some() || self.balancer.wants_idle_ticks() {
@@ -124,12 +131,16 @@ impl Simulation {
         self.sync_task_pelt(t);
         self.sync_cpu_pelt(from);
         self.sync_cpu_pelt(to);
-        self.rq_remove(from, t);
+        // `detach_task()` → `dequeue_entity()`: the lag while it still counts in the average.
+        self.update_curr(from);
         self.save_lag(from, t);
+        self.rq_remove(from, t);
         self.leave_runnable(from, t);
         self.migrate_task(t, to, true);
         self.join_runnable(to, t);
         if self.core.cfg.class == ClassKind::Eevdf {
+            // attach_task() → enqueue_entity(): curr's vruntime first, then the placement.
+            self.update_curr(to);
             self.place_entity(to, t, false);
         }
         self.core.tasks[t].state = TaskState::Queued(to);

@@ -134,7 +134,7 @@ impl Simulation {
             self.core.tasks[w].last_wakeup_ts = self.core.now;
         }
         if self.core.tasks[p].delayed {
-            self.ttwu_runnable(p, sync);
+            self.ttwu_runnable(p, waker_cpu, sync);
             return WakeCost::NONE;
         }
         self.ttwu_stat(waker, sync);
@@ -213,12 +213,46 @@ impl Simulation {
     }
 
     /// `ttwu_runnable()`: `p` is still queued (DELAY_DEQUEUE), so it is only made runnable
-    /// again: no placement, only the preemption check.
-    fn ttwu_runnable(&mut self, p: TaskId, sync: bool) {
+    /// again on its CPU: no CPU selection, only `requeue_delayed_entity()` (with DELAY_ZERO,
+    /// 6.12+: a lag that turned positive while it was delayed is dropped and the task is
+    /// re-placed at the average, so it does not come back ahead of the running task) and
+    /// the preemption check. It emits `sched_waking` and `sched_wakeup` like any wakeup
+    /// (`try_to_wake_up()` traces the waking before the on-runqueue test, and
+    /// `ttwu_do_wakeup()` the wakeup).
+    fn ttwu_runnable(&mut self, p: TaskId, waker_cpu: CpuId, sync: bool) {
         let cpu = self.core.tasks[p].cpu;
         self.sync_task_pelt(p);
         self.core.tasks[p].delayed = false;
         self.core.cpus[cpu].nr_delayed -= 1;
+        if let Some(tr) = &mut self.stats.trace {
+            let (ts_ns, pid, prio) = (self.core.now, p.pid(), 120 + self.core.tasks[p].nice);
+            let target_cpu = cpu.index() as u32;
+            let cpu = waker_cpu.index() as u32;
+            tr.events.push(TraceEvent::Waking {
+                ts_ns,
+                cpu,
+                pid,
+                prio,
+                target_cpu,
+            });
+            tr.events.push(TraceEvent::Wakeup {
+                ts_ns,
+                cpu: target_cpu,
+                pid,
+                prio,
+                target_cpu,
+            });
+        }
+        if self.core.cfg.features.delay_zero {
+            self.update_curr(cpu);
+            self.save_lag(cpu, p);
+            if self.core.tasks[p].vlag > 0 {
+                self.rq_remove(cpu, p);
+                self.core.tasks[p].vlag = 0;
+                self.place_entity(cpu, p, false);
+                self.rq_insert(cpu, p);
+            }
+        }
         self.core.tasks[p].state = TaskState::Queued(cpu);
         self.core.tasks[p].runnable_since = self.core.now;
         self.core.tasks[p].wake_time = Some(self.core.now);
@@ -333,6 +367,10 @@ impl Simulation {
         self.core.cpus[cpu].pending -= 1;
         self.sync_task_pelt(p);
         self.sync_cpu_pelt(cpu);
+        // `enqueue_entity()` brings the running task's vruntime up to date before placing
+        // the newcomer (2.6.24+): the average (EEVDF) or min_vruntime (CFS) it is placed
+        // against includes what curr ran since its last update.
+        self.update_curr(cpu);
         self.place_entity(cpu, p, initial);
         self.join_runnable(cpu, p);
         self.core.tasks[p].state = TaskState::Queued(cpu);
@@ -373,7 +411,7 @@ impl Simulation {
                     && self.check_preempt_wakeup(cpu, p, sync, fork)
                 {
                     self.stats.counters.preempt_wakeup += 1;
-                    self.resched_now(cpu);
+                    self.resched_curr(cpu);
                 }
             }
         }
