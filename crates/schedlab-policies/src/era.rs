@@ -383,7 +383,7 @@ pub const ERAS: &[EraDef] = &[
                  (select_idle_sibling of 5.12-5.19); PELT load with blocked tasks; BASE_SLICE",
         notes: &[
             "recent_used_cpu in its 4.16-5.15 form (waker records its CPU) [M]",
-            "wake_affine_idle's final prev-idle clause dated 5.x [M]",
+            "wake_affine_idle's final prev-idle clause from d8fcb81f1acf (5.10)",
         ],
     },
     EraDef {
