@@ -211,6 +211,8 @@ impl Simulation {
                     has_idle_cores: true,
                     nr_idle_scan: topo.llcs()[i].count() as u32,
                     avg_scan_cost: 0.0,
+                    // Every CPU starts idle.
+                    idle_cpus: topo.llcs()[i].clone(),
                 })
                 .collect(),
             cpu: vec![Default::default(); n],

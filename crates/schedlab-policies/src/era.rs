@@ -583,6 +583,10 @@ impl Era {
             base_slice: self.within(v(5, 13), v(6, 6)),
             // 4.7 bounded a new task's initial utilisation.
             util_init_bounded: self.since(v(4, 7)),
+            // Bookkeeping of debated patches: off until their switch asks for it.
+            track_short_sleep: false,
+            track_migrations: false,
+            idle_cpumask: false,
         }
     }
 
