@@ -29,6 +29,7 @@ pub mod cfs2;
 pub mod cfs3;
 pub mod cfs4;
 pub mod cfs5;
+mod debated;
 mod describe;
 pub mod era;
 mod error;

@@ -136,6 +136,21 @@ const O1: Versions = only(v25(59));
 
 /// The 2016 `select_idle_sibling` RFC, replayed against 4.6 and 4.9 (the kernels around it).
 const RFC_2016: Versions = span(v(4, 6), v(4, 10));
+/// Mazumdar's June 2019 series, posted against 5.2-rc: it rewrites the separate
+/// `select_idle_core` / SIS_PROP `select_idle_cpu` of 4.13-5.11, so it is offered there (the
+/// modelled era nearest to the 5.0-like code is linux-4.14).
+const MAZUMDAR_2019: Versions = span(v(4, 13), v(5, 12));
+/// Aubrey Li's September 2020 idle cpumask, posted against 5.9: offered on 5.9-5.13 (the
+/// modelled era is linux-5.13, whose merged scan it filters).
+const IDLE_CPUMASK_2020: Versions = span(v(5, 9), v(5, 14));
+/// Abel Wu's SIS_FILTER v5, September 2022, against 6.0-rc.
+const SIS_FILTER_2022: Versions = only(v(6, 0));
+/// The September 2023 postings against tip for 6.6 (SIS_CACHE, Desnoyers' two patches).
+const AGAINST_6_6: Versions = only(v(6, 6));
+/// The merged scan's idle candidate (Gorman, Dec 2020 series, merged for 5.12 \[M\]).
+const SIS_IDLE_CANDIDATE: Versions = since(v(5, 12));
+/// `recent_used_cpu` (32e839dda3ba, 4.16).
+const RECENT_USED_CPU: Versions = since(v(4, 16));
 macro_rules! feature {
     ($scope:expr, $name:expr, $versions:expr, $prov:expr, $field:ident, $meaning:expr) => {
         SwitchDef {
@@ -145,6 +160,24 @@ macro_rules! feature {
             kind: Kind::Feature {
                 get: |s| s.$field,
                 set: |s, v| s.$field = v,
+            },
+            provenance: $prov,
+            meaning: $meaning,
+        }
+    };
+    // A placement switch whose patch needs engine bookkeeping (`track`): turning it on turns
+    // the bookkeeping on, so runs without it do no extra work.
+    ($scope:expr, $name:expr, $versions:expr, $prov:expr, $field:ident, $meaning:expr, $track:ident) => {
+        SwitchDef {
+            name: $name,
+            versions: $versions,
+            scope: $scope,
+            kind: Kind::Feature {
+                get: |s| s.$field,
+                set: |s, v| {
+                    s.$field = v;
+                    s.config.features.$track = s.config.features.$track || v;
+                },
             },
             provenance: $prov,
             meaning: $meaning,
@@ -502,6 +535,130 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         "2023 multi-LLC select_idle_sibling: when the LLC has no idle CPU, scan the other LLCs of \
          the node with the same budget rules (reverted before release)"
     ),
+    // 2019-2023: the debated wake-placement patches since SIS_UTIL's predecessors.
+    feature!(
+        Scope::Placement,
+        "WA_IDLE_PREV",
+        rules::AFFINE_IDLE_PREV,
+        Provenance::Mainline,
+        wa_idle_prev,
+        "wake_affine_idle returns prev when prev is idle, after the sync test (Lawall, \
+         d8fcb81f1acf, 5.10); NO_WA_IDLE_PREV drops the clause"
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_IDLE_CANDIDATE",
+        SIS_IDLE_CANDIDATE,
+        Provenance::Mainline,
+        sis_idle_candidate,
+        "the merged scan's idle-core pass remembers an idle CPU and returns it when no core is \
+         idle (Gorman, 20201208153501.1467-5); NO_SIS_IDLE_CANDIDATE returns nothing instead"
+    ),
+    feature!(
+        Scope::Placement,
+        "RECENT_USED_CPU",
+        RECENT_USED_CPU,
+        Provenance::Mainline,
+        recent_used_cpu,
+        "select_idle_sibling tries the task's recent_used_cpu after prev (32e839dda3ba; its \
+         update debated in 20201207091516.24683-3); NO_RECENT_USED_CPU drops it and its bookkeeping"
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_ROTATE",
+        MAZUMDAR_2019,
+        Provenance::Reconstruction,
+        sis_rotate,
+        "Mazumdar, Jun 2019: select_idle_cpu scans between max(2, SMT width) and twice that CPUs \
+         (SIS_PROP's proportion between), starting where the last scan from that target stopped"
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_CORE",
+        MAZUMDAR_2019,
+        Provenance::Reconstruction,
+        sis_core,
+        "Mazumdar, Jun 2019: select_idle_sibling runs select_idle_core; NO_SIS_CORE skips the \
+         idle-core search"
+    ),
+    feature!(
+        Scope::Placement,
+        "IDLE_CPUMASK",
+        IDLE_CPUMASK_2020,
+        Provenance::Reconstruction,
+        idle_cpumask,
+        "Aubrey Li, Sep 2020: select_idle_cpu walks the LLC's idle cpumask (set at idle entry, \
+         cleared by the tick of a busy CPU) instead of the whole LLC",
+        idle_cpumask
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_FILTER",
+        SIS_FILTER_2022,
+        Provenance::Reconstruction,
+        sis_filter,
+        "Abel Wu, v5 Sep 2022: select_idle_cpu walks the LLC's mask of unoccupied CPUs (set at \
+         idle entry, cleared by the tick of a busy CPU) instead of the whole LLC",
+        idle_cpumask
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_CACHE",
+        AGAINST_6_6,
+        Provenance::Reconstruction,
+        sis_cache,
+        "Chen Yu, Sep 2023: a short sleeper's idle CPU is reserved for its average short sleep; \
+         select_idle_cpu passes reserved CPUs over (the first one if nothing else is idle)",
+        track_short_sleep
+    ),
+    feature!(
+        Scope::Placement,
+        "MIGRATION_RATELIMIT",
+        AGAINST_6_6,
+        Provenance::Reconstruction,
+        migration_ratelimit,
+        "Desnoyers, Sep 2023: a task that changed CPU less than migration_ratelimit_ns ago stays \
+         on prev at wakeup",
+        track_migrations
+    ),
+    tunable!(
+        Scope::Placement,
+        "migration_ratelimit_ns",
+        AGAINST_6_6,
+        Range {
+            min: 1,
+            max: 1_000_000_000,
+            unit: "ns",
+            source: "stated bound: 1 ns to 1 s",
+        },
+        get: |s| s.migration_ratelimit_ns,
+        set: |s, v| s.migration_ratelimit_ns = v,
+        "MIGRATION_RATELIMIT: the period, ns (2 ms in the patch)"
+    ),
+    feature!(
+        Scope::Placement,
+        "WAKEUP_BIAS_PREV_IDLE",
+        AGAINST_6_6,
+        Provenance::Reconstruction,
+        bias_prev_idle,
+        "Desnoyers, Sep 2023: a prev whose load without the wakee is at most prev_idle_load \
+         counts as idle (select_idle_sibling's and wake_affine_idle's prev tests)"
+    ),
+    tunable!(
+        Scope::Placement,
+        "prev_idle_load",
+        AGAINST_6_6,
+        Range {
+            min: 0,
+            max: 1 << 20,
+            unit: "load (nice-0 task = 1024)",
+            source: "stated bound: up to 1024 nice-0 tasks",
+        },
+        get: |s| s.prev_idle_load,
+        set: |s, v| s.prev_idle_load = v,
+        "WAKEUP_BIAS_PREV_IDLE: the load threshold (default LOAD_AVG_MAX / 1000 = 47, as we read \
+         the patch)"
+    ),
     // --- 2.5.59 balancer -----------------------------------------------------------------
     SwitchDef {
         name: "orig",
@@ -784,8 +941,12 @@ mod tests {
             "RUN_TO_PARITY",
             "SIS_UTIL",
         ];
+        // The tunables of the 2023 placement patches only their placement reads.
+        let placement_tunables = ["migration_ratelimit_ns", "prev_idle_load"];
         for d in valid_for(REFERENCE_BASE) {
-            let listed = matches!(d.kind, Kind::Tunable { .. }) || named.contains(&d.name);
+            let listed = (matches!(d.kind, Kind::Tunable { .. })
+                && !placement_tunables.contains(&d.name))
+                || named.contains(&d.name);
             assert_eq!(d.scope == Scope::Engine, listed, "{}", d.name);
         }
         // Engine features are engine-scope in every era; placement fields are not.

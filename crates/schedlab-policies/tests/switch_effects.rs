@@ -206,6 +206,7 @@ fn every_switch_is_exercised_by_a_test() {
         include_str!("variants.rs"),
         include_str!("o1_balancer.rs"),
         include_str!("switch_effects.rs"),
+        include_str!("debated_patches.rs"),
     ]
     .concat();
     let mut missing = Vec::new();
