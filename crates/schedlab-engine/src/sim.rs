@@ -412,6 +412,11 @@ impl Simulation {
     pub fn counters(&self) -> &Counters {
         &self.stats.counters
     }
+    /// The placement hints as the run left them (what the engine and the policy keep
+    /// between decisions), for tests of the bookkeeping.
+    pub fn hints(&self) -> &Hints {
+        &self.hints
+    }
     /// Current simulated time.
     pub fn now(&self) -> Time {
         self.core.now
