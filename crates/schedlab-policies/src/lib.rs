@@ -41,6 +41,8 @@ mod rules;
 mod scan;
 mod settings;
 pub mod slow;
+#[macro_use]
+mod switch_def;
 pub mod switches;
 mod tunables;
 mod variant;
