@@ -183,6 +183,18 @@ pub struct Features {
     /// 4.7+: a new task's initial utilisation is bounded by half the spare capacity of its
     /// CPU (`post_init_entity_util_avg`); before, half a CPU wherever it lands.
     pub util_init_bounded: bool,
+    /// Bookkeeping for SIS_CACHE (Chen Yu, 2023; not mainline): each task's average short
+    /// sleep, and a CPU left idle by a short sleeper reserved for that long
+    /// ([`crate::policy::TaskHints::sleep_avg`], [`crate::policy::CpuHints::cache_hot_until`]).
+    /// Off unless the switch asks for it, so other runs do no extra work.
+    pub track_short_sleep: bool,
+    /// Bookkeeping for migration damping (Desnoyers, 2023; not mainline): when each task
+    /// last changed CPU ([`crate::policy::TaskHints::last_migration`]).
+    pub track_migrations: bool,
+    /// The per-LLC idle cpumask of Aubrey Li's 2020 and Abel Wu's 2022 scan filters (not
+    /// mainline): a CPU is set when it enters idle and cleared by its tick while busy
+    /// ([`crate::policy::LlcHints::idle_cpus`]).
+    pub idle_cpumask: bool,
 }
 
 impl Default for Features {
@@ -204,6 +216,9 @@ impl Default for Features {
             ttwu_pending_visible: true,
             base_slice: false,
             util_init_bounded: true,
+            track_short_sleep: false,
+            track_migrations: false,
+            idle_cpumask: false,
         }
     }
 }

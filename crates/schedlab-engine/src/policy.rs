@@ -315,6 +315,14 @@ pub struct TaskHints {
     pub wakee_streak: u32,
     /// `recent_used_cpu`.
     pub recent_used_cpu: Option<CpuId>,
+    /// SIS_CACHE: EWMA (1/8) of the task's short sleeps, ns (kept only under
+    /// [`crate::Features::track_short_sleep`]).
+    pub sleep_avg: u64,
+    /// SIS_CACHE: when the task last blocked (under `track_short_sleep`).
+    pub sleep_start: Option<Time>,
+    /// Migration damping: when the task last changed CPU (under
+    /// [`crate::Features::track_migrations`]).
+    pub last_migration: Option<Time>,
 }
 
 /// Per-LLC shared state (`sd_llc_shared`).
@@ -327,6 +335,9 @@ pub struct LlcHints {
     pub nr_idle_scan: u32,
     /// SIS_PROP: average scan cost (ns), EWMA 1/8.
     pub avg_scan_cost: f64,
+    /// The idle cpumask of the 2020/2022 scan filters: set at idle entry, cleared by the
+    /// tick of a busy CPU (kept only under [`crate::Features::idle_cpumask`]).
+    pub idle_cpus: CpuSet,
 }
 
 /// Per-CPU hints (SIS_PROP aging of avg_idle).
@@ -336,6 +347,12 @@ pub struct CpuHints {
     pub wake_avg_idle: u64,
     /// `wake_stamp` in jiffies.
     pub wake_stamp: u64,
+    /// SIS_CACHE: `rq->cache_hot_timeout`, the end of the reservation a short sleeper
+    /// left on this CPU (under [`crate::Features::track_short_sleep`]).
+    pub cache_hot_until: Time,
+    /// Mazumdar's 2019 rotating scan: where the next `select_idle_cpu` from this target
+    /// starts (`next_cpu`; written only under that switch).
+    pub sis_next_cpu: Option<CpuId>,
 }
 
 /// Mutable state shared between the engine and policies.

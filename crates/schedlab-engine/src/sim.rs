@@ -211,6 +211,8 @@ impl Simulation {
                     has_idle_cores: true,
                     nr_idle_scan: topo.llcs()[i].count() as u32,
                     avg_scan_cost: 0.0,
+                    // Every CPU starts idle.
+                    idle_cpus: topo.llcs()[i].clone(),
                 })
                 .collect(),
             cpu: vec![Default::default(); n],
@@ -409,6 +411,11 @@ impl Simulation {
     /// Counters of the run (final after [`Simulation::run`]).
     pub fn counters(&self) -> &Counters {
         &self.stats.counters
+    }
+    /// The placement hints as the run left them (what the engine and the policy keep
+    /// between decisions), for tests of the bookkeeping.
+    pub fn hints(&self) -> &Hints {
+        &self.hints
     }
     /// Current simulated time.
     pub fn now(&self) -> Time {

@@ -7,6 +7,7 @@
 //! capacity-aware `wake_affine` of 3.16-4.12.
 
 use crate::cfs5;
+use crate::debated;
 use crate::linux::half_imb;
 use crate::machine::Machine;
 use crate::rules;
@@ -45,6 +46,11 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
         } else if !want_affine {
             sc.affine(Affine::Declined);
         }
+    }
+    // Desnoyers 2023: a task that migrated within the period stays on prev.
+    if ttwu && debated::ratelimited(s, sc, ctx, hints) {
+        sc.target(prev);
+        return sc.done((prev, Step::Target));
     }
     let chain = m.domains().of(this);
     let mut affine_sd = None;
@@ -92,6 +98,7 @@ pub(crate) fn select_task_rq_fair<M: Machine>(
     let found = crate::linux::select_idle_sibling(sc, s, hints, prev, new);
     // The waker remembers its CPU for its own next wakeup.
     if want_affine
+        && s.recent_used_cpu
         && s.era.has(rules::RECENT_USED_WAKER_SIDE)
         && let Some(w) = ctx.waker
     {
@@ -139,7 +146,9 @@ pub(crate) fn select_idle_sibling<M: Machine>(
         return (c, Step::IdleGroup);
     }
     let span = &chain[llc_idx].span;
+    // Mazumdar 2019: NO_SIS_CORE skips the idle-core search.
     if s.idle_core
+        && s.sis_core
         && let Some(c) = select_idle_core(sc, hints, span, target)
     {
         return (c, Step::IdleCore);
@@ -271,6 +280,7 @@ pub(crate) fn select_idle_cpu_sis_prop<M: Machine>(
         return None;
     }
     let mut nr = u64::MAX;
+    let mut start = target;
     if s.sis_prop {
         let span_avg = sd.span_weight as u64 * avg_idle;
         nr = if span_avg > 4 * avg_cost {
@@ -278,10 +288,17 @@ pub(crate) fn select_idle_cpu_sis_prop<M: Machine>(
         } else {
             4
         };
+        if s.sis_rotate {
+            (nr, start) = debated::rotate_budget(sc, hints, sd, target, span_avg, avg_cost);
+        }
     }
     let t0 = sc.probes();
     let mut found = None;
-    for c in sd.span.iter_wrap(target) {
+    for c in sd.span.iter_wrap(start) {
+        // Mazumdar 2019: the next scan from this target starts where this one stopped.
+        if s.sis_rotate {
+            hints.cpu[target].sis_next_cpu = Some(c);
+        }
         nr -= 1;
         if nr == 0 {
             return None;

@@ -6,7 +6,7 @@
 //! from. SIS_NODE (the 2023 multi-LLC search, reverted before release) is a reconstruction.
 
 use crate::cfs4::ewma_scan_cost;
-use crate::era::Era;
+use crate::debated;
 use crate::linux::half_imb;
 use crate::machine::Machine;
 use crate::rules;
@@ -26,7 +26,7 @@ pub(crate) fn wake_affine<M: Machine>(
 ) -> CpuId {
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
     if s.wa_idle
-        && let Some(c) = wake_affine_idle(s.era, sc, ctx)
+        && let Some(c) = wake_affine_idle(s, sc, ctx)
     {
         let verdict = if c != this {
             Affine::KeptIdle
@@ -49,17 +49,20 @@ pub(crate) fn wake_affine<M: Machine>(
 }
 
 /// `wake_affine_idle` (WA_IDLE, 4.14 on): an idle waker CPU sharing prev's LLC answers
-/// (prev if it is idle too), a sync wakeup onto a CPU running only the waker pulls; from 5.x
-/// an idle prev answers (dated by us, \[M\]); 6.12 counts runnable tasks (delayed ones left out).
+/// (prev if it is idle too), a sync wakeup onto a CPU running only the waker pulls; from 5.10
+/// an idle prev answers (d8fcb81f1acf; NO_WA_IDLE_PREV drops it); 6.12 counts runnable tasks
+/// (delayed ones left out). WAKEUP_BIAS_PREV_IDLE counts an almost idle prev as idle.
 pub(crate) fn wake_affine_idle<M: Machine>(
-    era: Era,
+    s: &Settings,
     sc: &mut Scan<'_, M>,
     ctx: &WakeCtx,
 ) -> Option<CpuId> {
+    let era = s.era;
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
     let m = sc.m;
     if m.idle(this) && m.topo().cpus_share_cache(this, prev) {
-        return Some(if sc.idle(prev) { prev } else { this });
+        let prev_idle = sc.idle(prev) || debated::almost_idle(s, sc, prev);
+        return Some(if prev_idle { prev } else { this });
     }
     // A delayed-dequeue task does not keep the waker's CPU busy.
     let nr = if era.has(rules::AFFINE_NR_RUNNABLE) {
@@ -71,7 +74,10 @@ pub(crate) fn wake_affine_idle<M: Machine>(
         sc.affine(Affine::PulledSync);
         return Some(this);
     }
-    if era.has(rules::AFFINE_IDLE_PREV) && sc.idle(prev) {
+    if era.has(rules::AFFINE_IDLE_PREV)
+        && s.wa_idle_prev
+        && (sc.idle(prev) || debated::almost_idle(s, sc, prev))
+    {
         return Some(prev);
     }
     None
@@ -135,18 +141,21 @@ pub(crate) fn select_idle_sibling<M: Machine>(
         return (target, Step::TargetIdle);
     }
     let mut prev_aff = None;
-    if prev != target && topo.cpus_share_cache(prev, target) && sc.idle(prev) {
+    if prev != target
+        && topo.cpus_share_cache(prev, target)
+        && (sc.idle(prev) || debated::almost_idle(s, sc, prev))
+    {
         if !clusters || topo.cpus_share_resources(prev, target) {
             return (prev, Step::PrevIdle);
         }
         prev_aff = Some(prev);
     }
     // recent_used_cpu: until ~5.15 swapped with prev only on success (the waker side records
-    // its own CPU); later always replaced by prev here.
+    // its own CPU); later always replaced by prev here. NO_RECENT_USED_CPU: neither.
     let p = sc.p;
-    let recent = hints.task[p].recent_used_cpu;
+    let recent = hints.task[p].recent_used_cpu.filter(|_| s.recent_used_cpu);
     let replaced_always = s.era.has(rules::RECENT_USED_REPLACED);
-    if replaced_always {
+    if replaced_always && s.recent_used_cpu {
         hints.task[p].recent_used_cpu = Some(prev);
     }
     let mut recent_fb = None;
@@ -181,7 +190,10 @@ pub(crate) fn select_idle_sibling<M: Machine>(
             }
         }
     }
-    // The scan order is an iterator, not a collected list: no allocation per wakeup.
+    // The scan order is an iterator, not a collected list: no allocation per wakeup. The
+    // 2020/2022 filters walk only the LLC's idle cpumask.
+    let filter = debated::scan_filter(s, hints, topo.cpu(target).llc);
+    let keep = |c: &CpuId| filter.as_ref().is_none_or(|f| f.contains(*c));
     let found = if clusters {
         let cl = topo.cluster_span(target).and(&sd.span);
         let order = cl.iter_wrap(target.after()).chain(
@@ -189,9 +201,9 @@ pub(crate) fn select_idle_sibling<M: Machine>(
                 .iter_wrap(target.after())
                 .filter(|c| !cl.contains(*c)),
         );
-        select_idle_cpu(sc, s, hints, sd, target, order, has_idle_core)
+        select_idle_cpu(sc, s, hints, sd, target, order.filter(keep), has_idle_core)
     } else {
-        let order = sd.span.iter_wrap(target.after());
+        let order = sd.span.iter_wrap(target.after()).filter(keep);
         select_idle_cpu(sc, s, hints, sd, target, order, has_idle_core)
     };
     if let Some(found) = found {
@@ -260,6 +272,7 @@ pub(crate) fn select_idle_cpu<M: Machine>(
         }
     }
     let mut idle_cpu = None;
+    let mut first_hot = None;
     for c in order {
         if let Some(cpus) = cpus.as_mut() {
             if !cpus.contains(c) {
@@ -275,7 +288,8 @@ pub(crate) fn select_idle_cpu<M: Machine>(
                     }
                     break;
                 }
-                if idle_cpu.is_none() && sc.allowed(t) {
+                // Gorman, Dec 2020: remember an idle thread for a failed idle-core pass.
+                if idle_cpu.is_none() && s.sis_idle_candidate && sc.allowed(t) {
                     idle_cpu = Some(t);
                 }
             }
@@ -290,14 +304,21 @@ pub(crate) fn select_idle_cpu<M: Machine>(
             }
             nr -= 1;
             if nr == 0 {
-                return None;
+                return first_hot.map(|c| (c, Step::IdleCpu));
             }
             if sc.idle(c) {
+                // SIS_CACHE: a CPU reserved by a short sleeper is passed over; the first
+                // one seen is the answer when no other idle CPU turns up.
+                if debated::cache_hot(s, sc.m, hints, c) {
+                    first_hot.get_or_insert(c);
+                    continue;
+                }
                 idle_cpu = Some(c);
                 break;
             }
         }
     }
+    let idle_cpu = idle_cpu.or(first_hot);
     if has_idle_core {
         hints.llc[target_llc].has_idle_cores = false;
     }

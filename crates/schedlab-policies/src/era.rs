@@ -385,7 +385,7 @@ pub const ERAS: &[EraDef] = &[
                  (select_idle_sibling of 5.12-5.19); PELT load with blocked tasks; BASE_SLICE",
         notes: &[
             "recent_used_cpu in its 4.16-5.15 form (waker records its CPU) [M]",
-            "wake_affine_idle's final prev-idle clause dated 5.x [M]",
+            "wake_affine_idle's final prev-idle clause from d8fcb81f1acf (5.10)",
         ],
     },
     EraDef {
@@ -611,6 +611,10 @@ impl Era {
             base_slice: self.within(v(5, 13), v(6, 6)),
             // 4.7 bounded a new task's initial utilisation.
             util_init_bounded: self.since(v(4, 7)),
+            // Bookkeeping of debated patches: off until their switch asks for it.
+            track_short_sleep: false,
+            track_migrations: false,
+            idle_cpumask: false,
         }
     }
 

@@ -29,6 +29,7 @@ pub mod cfs2;
 pub mod cfs3;
 pub mod cfs4;
 pub mod cfs5;
+mod debated;
 mod describe;
 pub mod era;
 mod error;
@@ -40,6 +41,8 @@ mod rules;
 mod scan;
 mod settings;
 pub mod slow;
+#[macro_use]
+mod switch_def;
 pub mod switches;
 mod tunables;
 mod variant;

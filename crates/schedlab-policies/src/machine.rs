@@ -263,6 +263,7 @@ impl FakeMachine {
                     has_idle_cores: true,
                     nr_idle_scan: l.count() as u32,
                     avg_scan_cost: 0.0,
+                    idle_cpus: l.clone(),
                 })
                 .collect(),
             cpu: vec![CpuHints::default(); self.topo.nr_cpus()],

@@ -27,9 +27,9 @@ pub(crate) const WA_SPLIT: Versions = since(v(4, 14));
 pub(crate) const RECENT_USED_WAKER_SIDE: Versions = span(v(4, 16), v(5, 16));
 /// `recent_used_cpu` always replaced by prev in `select_idle_sibling` (~5.16 \[M\]).
 pub(crate) const RECENT_USED_REPLACED: Versions = since(v(5, 16));
-/// `wake_affine_idle`'s final "prev is idle" clause: some 5.x before 5.13, not pinned, so
-/// dated 5.13 \[M\].
-pub(crate) const AFFINE_IDLE_PREV: Versions = since(v(5, 13));
+/// `wake_affine_idle`'s final "prev is idle" clause, after the sync test (Julia Lawall,
+/// d8fcb81f1acf "sched/fair: Check for idle core in wake_affine", v5.10).
+pub(crate) const AFFINE_IDLE_PREV: Versions = since(v(5, 10));
 /// The sync test of `wake_affine_idle` counts runnable tasks, not delayed ones (6.12).
 pub(crate) const AFFINE_NR_RUNNABLE: Versions = since(v(6, 12));
 /// `find_idlest_cpu` keeps prev when no CPU of the domain is allowed: present by 4.2 (the

@@ -63,6 +63,31 @@ pub struct Settings {
     pub idle_smt: bool,
     /// SIS_NODE (2023 multi-LLC select_idle_sibling, reverted; reconstruction).
     pub sis_node: bool,
+    /// `wake_affine_idle`'s idle-prev clause (d8fcb81f1acf, 5.10; NO_WA_IDLE_PREV drops it).
+    pub wa_idle_prev: bool,
+    /// The idle candidate the merged scan keeps from a failed idle-core pass (Gorman, Dec
+    /// 2020; NO_SIS_IDLE_CANDIDATE drops it).
+    pub sis_idle_candidate: bool,
+    /// `recent_used_cpu` (32e839dda3ba, 4.16; NO_RECENT_USED_CPU drops it).
+    pub recent_used_cpu: bool,
+    /// Mazumdar's 2019 bounded, rotating `select_idle_cpu` (reconstruction).
+    pub sis_rotate: bool,
+    /// Mazumdar's 2019 SIS_CORE: `select_idle_core` runs (NO_SIS_CORE skips it).
+    pub sis_core: bool,
+    /// SIS_CACHE (Chen Yu, Sep 2023; reconstruction).
+    pub sis_cache: bool,
+    /// Desnoyers' 2023 wakeup migration rate limit (reconstruction).
+    pub migration_ratelimit: bool,
+    /// Its period, ns.
+    pub migration_ratelimit_ns: u64,
+    /// Desnoyers' 2023 WAKEUP_BIAS_PREV_IDLE: an almost idle prev counts as idle.
+    pub bias_prev_idle: bool,
+    /// Its threshold: prev's load without the wakee, in the era's load units.
+    pub prev_idle_load: u64,
+    /// Aubrey Li's 2020 idle cpumask filter of `select_idle_cpu` (reconstruction).
+    pub idle_cpumask: bool,
+    /// Abel Wu's 2022 SIS_FILTER (reconstruction).
+    pub sis_filter: bool,
     /// 2.5.59 balancer.
     pub o1: O1Params,
     /// Engine configuration.
@@ -100,6 +125,20 @@ impl Settings {
             idle_cpu: new_sis,
             idle_smt: new_sis,
             sis_node: false,
+            wa_idle_prev: true,
+            sis_idle_candidate: true,
+            recent_used_cpu: true,
+            sis_rotate: false,
+            sis_core: true,
+            sis_cache: false,
+            migration_ratelimit: false,
+            // "at most 1 migration per 2 ms per task" (20230905171105.1005672-2).
+            migration_ratelimit_ns: 2_000_000,
+            bias_prev_idle: false,
+            // LOAD_AVG_MAX / 1000 as we read the patch (0.1 % of the PELT maximum) [M].
+            prev_idle_load: 47,
+            idle_cpumask: false,
+            sis_filter: false,
             o1: O1Params::default(),
             config: era.config(),
         }

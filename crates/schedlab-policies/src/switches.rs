@@ -7,124 +7,19 @@
 //! range). Defaults are not written in the table: they are read from [`Settings::defaults`],
 //! so the listing can never disagree with what a build does. Era applicability (see
 //! docs/policies/switches.md): a switch applies where that era's kernel has the feature, or
-//! where it is a debated variant proposed against that era.
+//! where it is a debated variant proposed against that era. What a row is (provenance,
+//! scope, kind) and the macros that write rows are in `switch_def.rs`.
 
 use crate::era::Era;
 use crate::rules;
 pub use crate::settings::Settings;
+pub(crate) use crate::switch_def::{Kind, SwitchDef};
+pub use crate::switch_def::{Provenance, Scope};
 use crate::tunables::{GRANULARITY_NS, MULT, Range, TICKS, count};
 use crate::version::{Versions, only, since, span, v, v25, v26};
 use schedlab_engine::PreemptModel;
 use schedlab_engine::balance_o1::O1Variant;
 use schedlab_engine::config::TunableScaling;
-
-/// Where a switch's behaviour comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Provenance {
-    /// Mainline kernel code of that era, described in our own words (or a bisect switch
-    /// that turns a mainline heuristic off).
-    Mainline,
-    /// A reconstruction of a mailing-list patch from its description (marked \[M\]).
-    Reconstruction,
-    /// A numeric tunable.
-    Tunable,
-}
-
-impl Provenance {
-    /// Lower-case label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Provenance::Mainline => "mainline",
-            Provenance::Reconstruction => "reconstruction",
-            Provenance::Tunable => "tunable",
-        }
-    }
-}
-
-/// Who reads a switch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// The engine or the era's balancer (kernel configuration, pick and preemption): it
-    /// means the same under any placement, so the reference policies accept it too.
-    Engine,
-    /// Only the era's `select_task_rq`.
-    Placement,
-}
-
-impl Scope {
-    /// Lower-case label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Scope::Engine => "engine",
-            Scope::Placement => "placement",
-        }
-    }
-}
-
-/// Kinds of switch.
-#[derive(Clone, Copy)]
-pub(crate) enum Kind {
-    /// A boolean feature.
-    Feature {
-        get: fn(&Settings) -> bool,
-        set: fn(&mut Settings, bool),
-    },
-    /// A numeric tunable; `set` is only given values inside `range`.
-    Tunable {
-        get: fn(&Settings) -> u64,
-        set: fn(&mut Settings, u64),
-        range: Range,
-    },
-    /// A 2.5.59 balancer variant.
-    Balancer(O1Variant),
-}
-
-/// One switch definition.
-#[derive(Clone, Copy)]
-pub(crate) struct SwitchDef {
-    pub name: &'static str,
-    /// The kernel versions that have it (or against which it was proposed): a preset
-    /// added later gets it by its own version.
-    pub versions: Versions,
-    /// Who reads it.
-    pub scope: Scope,
-    pub kind: Kind,
-    pub provenance: Provenance,
-    pub meaning: &'static str,
-}
-
-impl SwitchDef {
-    pub(crate) fn applies(&self, era: Era) -> bool {
-        self.versions.contains(era.version())
-    }
-    /// The unit and bounds of a tunable (`None` for the other kinds).
-    pub(crate) fn range(&self) -> Option<Range> {
-        match self.kind {
-            Kind::Tunable { range, .. } => Some(range),
-            _ => None,
-        }
-    }
-    /// Canonical spelling as it appears in the listing (`NAME`, `name=`, `ingoB0`).
-    pub(crate) fn display(&self) -> String {
-        match self.kind {
-            Kind::Tunable { .. } => format!("{}=", self.name),
-            _ => self.name.to_string(),
-        }
-    }
-    pub(crate) fn default_text(&self, era: Era) -> String {
-        let s = Settings::defaults(era);
-        match self.kind {
-            Kind::Feature { get, .. } => if get(&s) { "on" } else { "off" }.into(),
-            Kind::Tunable { get, .. } => get(&s).to_string(),
-            Kind::Balancer(v) => if s.o1.variant == v {
-                "on (default variant)"
-            } else {
-                "off"
-            }
-            .into(),
-        }
-    }
-}
 
 /// CFS (2.6.23) and EEVDF: every fair-class kernel.
 const ALL_CFS: Versions = since(v26(23));
@@ -137,82 +32,21 @@ const O1: Versions = only(v25(59));
 
 /// The 2016 `select_idle_sibling` RFC, replayed against 4.6 and 4.9 (the kernels around it).
 const RFC_2016: Versions = span(v(4, 6), v(4, 10));
-macro_rules! feature {
-    ($scope:expr, $name:expr, $versions:expr, $prov:expr, $field:ident, $meaning:expr) => {
-        SwitchDef {
-            name: $name,
-            versions: $versions,
-            scope: $scope,
-            kind: Kind::Feature {
-                get: |s| s.$field,
-                set: |s, v| s.$field = v,
-            },
-            provenance: $prov,
-            meaning: $meaning,
-        }
-    };
-}
-
-macro_rules! engine_feature {
-    ($name:expr, $versions:expr, $field:ident, $meaning:expr) => {
-        SwitchDef {
-            name: $name,
-            versions: $versions,
-            scope: Scope::Engine,
-            kind: Kind::Feature {
-                get: |s| s.config.features.$field,
-                set: |s, v| s.config.features.$field = v,
-            },
-            provenance: Provenance::Mainline,
-            meaning: $meaning,
-        }
-    };
-}
-
-/// One tunable row: `name=value` with its versions, scope, range, how it reads and writes
-/// the settings (`set` only sees values inside the range) and its meaning.
-macro_rules! tunable {
-    ($scope:expr, $name:expr, $versions:expr, $range:expr,
-     get: |$gs:ident| $get:expr, set: |$ss:ident, $v:ident| $set:expr, $meaning:expr) => {
-        SwitchDef {
-            name: $name,
-            versions: $versions,
-            scope: $scope,
-            kind: Kind::Tunable {
-                get: |$gs| $get,
-                set: |$ss, $v| $set,
-                range: $range,
-            },
-            provenance: Provenance::Tunable,
-            meaning: $meaning,
-        }
-    };
-}
-
-/// One preemption-model row: `NAME` selects the model; `NO_NAME` goes back to the presets'
-/// PREEMPT_VOLUNTARY if this model was selected (a model is one of four, not a flag).
-macro_rules! preempt_model {
-    ($name:expr, $versions:expr, $model:ident, $meaning:expr) => {
-        SwitchDef {
-            name: $name,
-            versions: $versions,
-            scope: Scope::Engine,
-            kind: Kind::Feature {
-                get: |s| s.config.preempt == PreemptModel::$model,
-                set: |s, on| {
-                    if on {
-                        s.config.preempt = PreemptModel::$model;
-                    } else if s.config.preempt == PreemptModel::$model {
-                        s.config.preempt = PreemptModel::Voluntary;
-                    }
-                },
-            },
-            provenance: Provenance::Mainline,
-            meaning: $meaning,
-        }
-    };
-}
-
+/// Mazumdar's June 2019 series, posted against 5.2-rc: it rewrites the separate
+/// `select_idle_core` / SIS_PROP `select_idle_cpu` of 4.13-5.11, so it is offered there (the
+/// modelled era nearest to the 5.0-like code is linux-4.14).
+const MAZUMDAR_2019: Versions = span(v(4, 13), v(5, 12));
+/// Aubrey Li's September 2020 idle cpumask, posted against 5.9: offered on 5.9-5.13 (the
+/// modelled era is linux-5.13, whose merged scan it filters).
+const IDLE_CPUMASK_2020: Versions = span(v(5, 9), v(5, 14));
+/// Abel Wu's SIS_FILTER v5, September 2022, against 6.0-rc.
+const SIS_FILTER_2022: Versions = only(v(6, 0));
+/// The September 2023 postings against tip for 6.6 (SIS_CACHE, Desnoyers' two patches).
+const AGAINST_6_6: Versions = only(v(6, 6));
+/// The merged scan's idle candidate (Gorman, Dec 2020 series, merged for 5.12 \[M\]).
+const SIS_IDLE_CANDIDATE: Versions = since(v(5, 12));
+/// `recent_used_cpu` (32e839dda3ba, 4.16).
+const RECENT_USED_CPU: Versions = since(v(4, 16));
 /// A value already checked against a range whose maximum fits `u32`.
 fn u32_of(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
@@ -533,6 +367,130 @@ pub(crate) const SWITCHES: &[SwitchDef] = &[
         "2023 multi-LLC select_idle_sibling: when the LLC has no idle CPU, scan the other LLCs of \
          the node with the same budget rules (reverted before release)"
     ),
+    // 2019-2023: the debated wake-placement patches since SIS_UTIL's predecessors.
+    feature!(
+        Scope::Placement,
+        "WA_IDLE_PREV",
+        rules::AFFINE_IDLE_PREV,
+        Provenance::Mainline,
+        wa_idle_prev,
+        "wake_affine_idle returns prev when prev is idle, after the sync test (Lawall, \
+         d8fcb81f1acf, 5.10); NO_WA_IDLE_PREV drops the clause"
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_IDLE_CANDIDATE",
+        SIS_IDLE_CANDIDATE,
+        Provenance::Mainline,
+        sis_idle_candidate,
+        "the merged scan's idle-core pass remembers an idle CPU and returns it when no core is \
+         idle (Gorman, 20201208153501.1467-5); NO_SIS_IDLE_CANDIDATE returns nothing instead"
+    ),
+    feature!(
+        Scope::Placement,
+        "RECENT_USED_CPU",
+        RECENT_USED_CPU,
+        Provenance::Mainline,
+        recent_used_cpu,
+        "select_idle_sibling tries the task's recent_used_cpu after prev (32e839dda3ba; its \
+         update debated in 20201207091516.24683-3); NO_RECENT_USED_CPU drops it and its bookkeeping"
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_ROTATE",
+        MAZUMDAR_2019,
+        Provenance::Reconstruction,
+        sis_rotate,
+        "Mazumdar, Jun 2019: select_idle_cpu scans between max(2, SMT width) and twice that CPUs \
+         (SIS_PROP's proportion between), starting where the last scan from that target stopped"
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_CORE",
+        MAZUMDAR_2019,
+        Provenance::Reconstruction,
+        sis_core,
+        "Mazumdar, Jun 2019: select_idle_sibling runs select_idle_core; NO_SIS_CORE skips the \
+         idle-core search"
+    ),
+    feature!(
+        Scope::Placement,
+        "IDLE_CPUMASK",
+        IDLE_CPUMASK_2020,
+        Provenance::Reconstruction,
+        idle_cpumask,
+        "Aubrey Li, Sep 2020: select_idle_cpu walks the LLC's idle cpumask (set at idle entry, \
+         cleared by the tick of a busy CPU) instead of the whole LLC",
+        idle_cpumask
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_FILTER",
+        SIS_FILTER_2022,
+        Provenance::Reconstruction,
+        sis_filter,
+        "Abel Wu, v5 Sep 2022: select_idle_cpu walks the LLC's mask of unoccupied CPUs (set at \
+         idle entry, cleared by the tick of a busy CPU) instead of the whole LLC",
+        idle_cpumask
+    ),
+    feature!(
+        Scope::Placement,
+        "SIS_CACHE",
+        AGAINST_6_6,
+        Provenance::Reconstruction,
+        sis_cache,
+        "Chen Yu, Sep 2023: a short sleeper's idle CPU is reserved for its average short sleep; \
+         select_idle_cpu passes reserved CPUs over (the first one if nothing else is idle)",
+        track_short_sleep
+    ),
+    feature!(
+        Scope::Placement,
+        "MIGRATION_RATELIMIT",
+        AGAINST_6_6,
+        Provenance::Reconstruction,
+        migration_ratelimit,
+        "Desnoyers, Sep 2023: a task that changed CPU less than migration_ratelimit_ns ago stays \
+         on prev at wakeup",
+        track_migrations
+    ),
+    tunable!(
+        Scope::Placement,
+        "migration_ratelimit_ns",
+        AGAINST_6_6,
+        Range {
+            min: 1,
+            max: 1_000_000_000,
+            unit: "ns",
+            source: "stated bound: 1 ns to 1 s",
+        },
+        get: |s| s.migration_ratelimit_ns,
+        set: |s, v| s.migration_ratelimit_ns = v,
+        "MIGRATION_RATELIMIT: the period, ns (2 ms in the patch)"
+    ),
+    feature!(
+        Scope::Placement,
+        "WAKEUP_BIAS_PREV_IDLE",
+        AGAINST_6_6,
+        Provenance::Reconstruction,
+        bias_prev_idle,
+        "Desnoyers, Sep 2023: a prev whose load without the wakee is at most prev_idle_load \
+         counts as idle (select_idle_sibling's and wake_affine_idle's prev tests)"
+    ),
+    tunable!(
+        Scope::Placement,
+        "prev_idle_load",
+        AGAINST_6_6,
+        Range {
+            min: 0,
+            max: 1 << 20,
+            unit: "load (nice-0 task = 1024)",
+            source: "stated bound: up to 1024 nice-0 tasks",
+        },
+        get: |s| s.prev_idle_load,
+        set: |s, v| s.prev_idle_load = v,
+        "WAKEUP_BIAS_PREV_IDLE: the load threshold (default LOAD_AVG_MAX / 1000 = 47, as we read \
+         the patch)"
+    ),
     // --- 2.5.59 balancer -----------------------------------------------------------------
     SwitchDef {
         name: "orig",
@@ -843,8 +801,12 @@ mod tests {
             "PREEMPT_VOLUNTARY",
             "PREEMPT_FULL",
         ];
+        // The tunables of the 2023 placement patches only their placement reads.
+        let placement_tunables = ["migration_ratelimit_ns", "prev_idle_load"];
         for d in valid_for(REFERENCE_BASE) {
-            let listed = matches!(d.kind, Kind::Tunable { .. }) || named.contains(&d.name);
+            let listed = (matches!(d.kind, Kind::Tunable { .. })
+                && !placement_tunables.contains(&d.name))
+                || named.contains(&d.name);
             assert_eq!(d.scope == Scope::Engine, listed, "{}", d.name);
         }
         // Engine features are engine-scope in every era; placement fields are not.

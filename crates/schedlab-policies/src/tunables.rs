@@ -117,7 +117,7 @@ mod tests {
                 assert!(!line.contains('\n') && line.contains(d.name), "{line}");
             }
         }
-        assert_eq!(tunables, 19, "a new tunable row needs its range");
+        assert_eq!(tunables, 21, "a new tunable row needs its range");
     }
 
     #[test]

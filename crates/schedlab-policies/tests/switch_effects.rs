@@ -442,6 +442,7 @@ fn every_switch_is_exercised_by_a_test() {
         include_str!("variants.rs"),
         include_str!("o1_balancer.rs"),
         include_str!("switch_effects.rs"),
+        include_str!("debated_patches.rs"),
     ]
     .concat();
     let mut missing = Vec::new();
@@ -467,4 +468,59 @@ fn every_switch_is_exercised_by_a_test() {
     }
     assert!(names.len() > 50, "{}", names.len());
     assert!(missing.is_empty(), "switches no test names: {missing:?}");
+}
+
+/// The engine keeps the bookkeeping of the 2019-2023 patches only under their switches:
+/// SIS_CACHE's short sleeps and reservations, MIGRATION_RATELIMIT's migration times,
+/// SIS_FILTER's idle cpumask (a busy CPU's tick clears its bit).
+#[test]
+fn debated_patch_bookkeeping_runs_only_under_its_switch() {
+    use schedlab_engine::SimOptions;
+    let topo = Arc::new(regular("c2q", "test", 1, 2, 2, 1, false).unwrap());
+    let run = |variant: &str| {
+        let mut sim = common::simulation(
+            variant,
+            &topo,
+            common::hackbench(2, 4, 20),
+            SimOptions::default(),
+        );
+        sim.run();
+        sim
+    };
+    let plain = run("linux-6.6");
+    let h = plain.hints();
+    assert!(
+        h.task
+            .iter()
+            .all(|t| t.sleep_avg == 0 && t.last_migration.is_none())
+    );
+    assert!(h.cpu.iter().all(|c| c.cache_hot_until == 0));
+    let cache = run("linux-6.6,SIS_CACHE");
+    assert!(cache.hints().task.iter().any(|t| t.sleep_avg > 0));
+    assert!(cache.hints().cpu.iter().any(|c| c.cache_hot_until > 0));
+    let damp = run("linux-6.6,MIGRATION_RATELIMIT");
+    assert!(damp.hints().task.iter().any(|t| t.last_migration.is_some()));
+    // One 8-CPU LLC, kept busy for some ticks: the scans of the filtered run skip CPUs
+    // whose ticks cleared them. Every CPU ends idle, its bit set again.
+    let topo = Arc::new(regular("flat8", "test", 1, 1, 8, 1, false).unwrap());
+    let run = |variant: &str| {
+        let mut sim = common::simulation(
+            variant,
+            &topo,
+            common::hackbench(2, 8, 200),
+            SimOptions::default(),
+        );
+        sim.run();
+        sim
+    };
+    let full = run("linux-6.0");
+    let filtered = run("linux-6.0,SIS_FILTER");
+    assert_ne!(
+        full.counters().cpus_examined,
+        filtered.counters().cpus_examined,
+        "the filter changes what the scans examine"
+    );
+    for (l, span) in topo.llcs().iter().enumerate() {
+        assert_eq!(&filtered.hints().llc[l].idle_cpus, span);
+    }
 }

@@ -138,6 +138,9 @@ impl Simulation {
         }
         self.core.tasks[t].cpu = to;
         self.core.tasks[t].nr_migrations += 1;
+        if self.core.cfg.features.track_migrations {
+            self.hints.task[t].last_migration = Some(self.core.now);
+        }
         if by_balance {
             self.stats.counters.migrations_balance += 1;
         } else {

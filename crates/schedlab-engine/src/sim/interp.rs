@@ -148,6 +148,23 @@ impl Simulation {
         self.save_lag(cpu, t);
         self.leave_runnable(cpu, t);
         self.core.tasks[t].state = TaskState::Sleeping(w);
+        if self.core.cfg.features.track_short_sleep {
+            self.note_short_sleeper_block(cpu, t);
+        }
+    }
+
+    /// SIS_CACHE (Chen Yu, v1 Sep 2023): a short sleeper that leaves its CPU with nothing
+    /// to run reserves it for its average short sleep (`rq->cache_hot_timeout`, only moved
+    /// forward); the sleep's start is kept for the average at wakeup.
+    fn note_short_sleeper_block(&mut self, cpu: CpuId, t: TaskId) {
+        let now = self.core.now;
+        let h = &mut self.hints.task[t];
+        h.sleep_start = Some(now);
+        let avg = h.sleep_avg;
+        if avg > 0 && self.core.cpus[cpu].nr_running == 0 {
+            let c = &mut self.hints.cpu[cpu];
+            c.cache_hot_until = c.cache_hot_until.max(now + avg);
+        }
     }
 
     pub(super) fn resolve_lock(&self, lock: LockRef, cpu: CpuId) -> usize {

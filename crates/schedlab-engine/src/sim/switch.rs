@@ -243,6 +243,11 @@ impl Simulation {
                 self.hints.llc[llc].has_idle_cores = true;
             }
         }
+        // The 2020/2022 idle cpumask: a CPU entering idle sets its bit.
+        if self.core.cfg.features.idle_cpumask {
+            let llc = self.core.topo.cpu(cpu).llc;
+            self.hints.llc[llc].idle_cpus.insert(cpu);
+        }
         // NOHZ: a tick already in flight is left to fire once and then not re-armed, which
         // keeps the queue free of stale ticks when CPUs idle many times per jiffy.
         if self.balancer.wants_idle_ticks() {

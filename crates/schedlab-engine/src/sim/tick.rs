@@ -43,6 +43,11 @@ impl Simulation {
             return;
         }
         self.sync_cpu_pelt(cpu);
+        // The 2020/2022 idle cpumask: the tick of a busy CPU clears its bit.
+        if busy && self.core.cfg.features.idle_cpumask {
+            let llc = self.core.topo.cpu(cpu).llc;
+            self.hints.llc[llc].idle_cpus.remove(cpu);
+        }
         if busy {
             // scheduler_tick() refreshes cpu_load[] (update_cpu_load()) before balancing.
             let load = self.view().cpu_load(cpu);

@@ -77,6 +77,21 @@ impl Simulation {
         (cpu, search as f64)
     }
 
+    /// SIS_CACHE: folds the sleep just ended into the task's average when it was short
+    /// (below `sysctl_sched_migration_cost`, our reading of "short" \[M\]), EWMA 1/8.
+    fn note_short_sleep(&mut self, p: TaskId) {
+        let now = self.core.now;
+        let short = self.core.cfg.tunables.migration_cost_ns;
+        let h = &mut self.hints.task[p];
+        if let Some(start) = h.sleep_start.take() {
+            let d = now.saturating_sub(start);
+            if d < short {
+                let avg = h.sleep_avg as i64 + (d as i64 - h.sleep_avg as i64) / 8;
+                h.sleep_avg = avg.max(0) as u64;
+            }
+        }
+    }
+
     /// `select_fallback_rq`: prev if allowed, else an allowed CPU on prev's node, else any.
     pub(super) fn fallback_cpu(&self, p: TaskId, prev: CpuId) -> CpuId {
         let allowed = &self.core.tasks[p].allowed;
@@ -142,6 +157,9 @@ impl Simulation {
             let slept = (self.core.now - self.core.tasks[p].last_ran_end) as f64 / 1e9;
             let t = &mut self.core.tasks[p];
             t.o1_sleep_avg = (t.o1_sleep_avg + slept).min(1.0);
+        }
+        if self.core.cfg.features.track_short_sleep {
+            self.note_short_sleep(p);
         }
         let (cpu, search) = self.select_cpu(p, waker, waker_cpu, flags);
         let view_idle = {
