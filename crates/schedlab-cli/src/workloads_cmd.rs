@@ -255,7 +255,11 @@ mod tests {
     fn one_entry_per_benchmark_and_old_names_point_at_it() {
         let names: Vec<&str> = catalog().iter().map(|w| w.name).collect();
         for name in ["sysbench", "pgbench", "tbench"] {
-            assert_eq!(names.iter().filter(|n| n.contains(name)).count(), 1, "{names:?}");
+            assert_eq!(
+                names.iter().filter(|n| n.contains(name)).count(),
+                1,
+                "{names:?}"
+            );
         }
         let e = lookup("sysbench-mysql").unwrap_err();
         assert!(
@@ -263,6 +267,9 @@ mod tests {
             "{e:#}"
         );
         let d = detail_text(lookup("sysbench").unwrap());
-        assert!(d.contains("Follows: sysbench 1.0") && d.contains("MySQL 5.7 or 8.0"), "{d}");
+        assert!(
+            d.contains("Follows: sysbench 1.0") && d.contains("MySQL 5.7 or 8.0"),
+            "{d}"
+        );
     }
 }

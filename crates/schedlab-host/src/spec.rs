@@ -309,7 +309,10 @@ mod tests {
             "{e}"
         );
         let e = WorkloadSpec::parse("sysbench:threads=2").unwrap_err();
-        assert!(e.to_string().contains("`sysbench` is simulated only"), "{e}");
+        assert!(
+            e.to_string().contains("`sysbench` is simulated only"),
+            "{e}"
+        );
     }
 
     #[test]

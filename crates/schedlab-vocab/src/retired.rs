@@ -66,8 +66,16 @@ mod tests {
     fn an_old_name_points_at_the_benchmarks_name() {
         let r = retired("tbench-loadfile").unwrap();
         assert_eq!(r.now, "tbench");
-        assert!(r.message().starts_with("workload 'tbench-loadfile' was retired: use 'tbench'"));
-        assert!(retired("sysbench-oltp").unwrap().how.contains("thread_handling=pool"));
+        assert!(
+            r.message()
+                .starts_with("workload 'tbench-loadfile' was retired: use 'tbench'")
+        );
+        assert!(
+            retired("sysbench-oltp")
+                .unwrap()
+                .how
+                .contains("thread_handling=pool")
+        );
         assert_eq!(retired("tbench"), None);
         // A retired name never names another retired name as its replacement.
         for r in RETIRED {

@@ -74,11 +74,8 @@ fn pgbench_scale_decides_the_row_lock_convoy() {
     assert!(one.lock_waits > txns / 2, "{}", one.to_text());
     // scale=64: 64 branch rows and 640 tellers; what waits remain are LWLock waits
     // (ProcArrayLock at commit, the WAL insert locks), far fewer per transaction.
-    let (r64, sim64, _) = run_spec(
-        "pgbench:clients=16,jobs=2,duration=100ms,scale=64",
-        &topo,
-    )
-    .unwrap();
+    let (r64, sim64, _) =
+        run_spec("pgbench:clients=16,jobs=2,duration=100ms,scale=64", &topo).unwrap();
     let txns64 = parse_pgbench(&r64.native).unwrap().transactions.unwrap();
     let per = |w: u64, t: u64| w as f64 / t.max(1) as f64;
     let (w1, w64) = (
