@@ -30,8 +30,10 @@ pub enum HostCmd {
 /// `schedlab host run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Workload spec `NAME[:key=value,...]`: hackbench, pipe, tbench, schbench (built in);
-    /// pgbench (--external only). E.g. `hackbench:groups=1,loops=10`.
+    /// Workload spec `NAME[:key=value,...]`, the simulator's names and keys: hackbench, pipe,
+    /// tbench (built in: threads replaying dbench's client.txt op mix over TCP loopback),
+    /// schbench; pgbench (--external only). The simulator's server and cost keys are
+    /// recorded as ignored. E.g. `hackbench:groups=1,loops=10`.
     pub workload: String,
     /// Run the real tool instead (rt-tests hackbench, perf bench sched pipe, dbench's tbench,
     /// pgbench against a throwaway PostgreSQL on 127.0.0.1).

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!   schedlab workloads            one line per workload, with its parameters and defaults
-//!   schedlab workloads NAME       what NAME models, a table of its parameters, an example
+//!   schedlab workloads NAME       what NAME models, the program version it follows, what is
+//!                                 reconstructed, a table of its parameters, an example
 //!   ... --json                    the same as JSON
 //! ```
 //!
@@ -71,6 +72,8 @@ fn info_json(w: &WorkloadInfo) -> serde_json::Value {
     serde_json::json!({
         "name": w.name,
         "mirrors": w.mirrors,
+        "follows": w.follows,
+        "reconstructed": w.reconstructed,
         "about": squash(w.about),
         "params": w.params.iter().map(|p| serde_json::json!({
             "name": p.name, "default": p.default, "unit": p.unit, "help": p.help,
@@ -149,6 +152,13 @@ fn param_brief(w: &WorkloadInfo, p: &ParamInfo) -> String {
 pub fn detail_text(w: &WorkloadInfo) -> String {
     let mut s = format!("{}: {}\n\n", w.name, w.mirrors);
     s.push_str(&wrap(&squash(w.about), 90, "  "));
+    s.push('\n');
+    s.push_str(&wrap(&format!("Follows: {}.", w.follows), 90, "  "));
+    s.push_str(&wrap(
+        &format!("Reconstructed: {}.", w.reconstructed),
+        90,
+        "  ",
+    ));
     s.push('\n');
     let head = ("PARAMETER", "DEFAULT", "UNIT", "MEANING");
     let wn = w
@@ -236,5 +246,30 @@ mod tests {
         parse_spec(example).unwrap();
         let e = lookup("tbnech").unwrap_err();
         assert!(format!("{e:#}").contains("did you mean 'tbench'"), "{e:#}");
+        // Which program version the model follows and what is reconstructed.
+        assert!(t.contains("Follows: dbench 4.0"), "{t}");
+        assert!(t.contains("Reconstructed: the order"), "{t}");
+    }
+
+    #[test]
+    fn one_entry_per_benchmark_and_old_names_point_at_it() {
+        let names: Vec<&str> = catalog().iter().map(|w| w.name).collect();
+        for name in ["sysbench", "pgbench", "tbench"] {
+            assert_eq!(
+                names.iter().filter(|n| n.contains(name)).count(),
+                1,
+                "{names:?}"
+            );
+        }
+        let e = lookup("sysbench-mysql").unwrap_err();
+        assert!(
+            format!("{e:#}").contains("was retired: use 'sysbench'"),
+            "{e:#}"
+        );
+        let d = detail_text(lookup("sysbench").unwrap());
+        assert!(
+            d.contains("Follows: sysbench 1.0") && d.contains("MySQL 5.7 or 8.0"),
+            "{d}"
+        );
     }
 }

@@ -21,7 +21,7 @@ fn every_workload_runs_under_old_and_new_eras() {
         "tbench:clients=3,duration=20ms".into(),
         "netperf-rr:pairs=2,duration=20ms".into(),
         "pgbench:clients=3,duration=20ms".into(),
-        "sysbench-oltp:threads=3,duration=20ms".into(),
+        "sysbench:threads=3,duration=20ms".into(),
         "schbench:runtime=100ms,message_threads=1,threads=2,sleeptime=5ms,cputime=5ms".into(),
         "schbench:version=v1,runtime=50ms,threads=2".into(),
         "aim7-compute:tasks=4,jobs=2".into(),

@@ -63,13 +63,13 @@ const RUNS: &[(&str, &str, &str, &str)] = &[
     (
         "cfs2_core2quad_sysbench",
         "core2quad",
-        "sysbench-oltp:threads=4,duration=50ms",
+        "sysbench:threads=4,duration=50ms",
         "linux-2.6.33",
     ),
     (
         "cfs2_core2quad_sysbench_affine_target",
         "core2quad",
-        "sysbench-oltp:threads=4,duration=50ms",
+        "sysbench:threads=4,duration=50ms",
         "linux-2.6.33,AFFINE_TARGET",
     ),
     (

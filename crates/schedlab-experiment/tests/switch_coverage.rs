@@ -58,9 +58,9 @@ const KNOWN_SILENT: &[(&str, &str)] = &[
 fn workloads(n: usize) -> Vec<String> {
     let jobs = n.div_ceil(8).min(n).max(1);
     vec![
-        format!("tbench-loadfile:clients={n},duration=15ms"),
-        format!("sysbench-mysql:threads={n},duration=15ms"),
-        format!("pgbench-postgres:clients={n},jobs={jobs},duration=15ms"),
+        format!("tbench:clients={n},duration=15ms"),
+        format!("sysbench:threads={n},duration=15ms"),
+        format!("pgbench:clients={n},jobs={jobs},duration=15ms"),
         format!("hackbench:groups={},fds=10,loops=10", n.div_ceil(20).max(1)),
         format!("netperf-rr:pairs={n},duration=10ms"),
         format!("schbench:version=v1,threads={n},runtime=15ms"),

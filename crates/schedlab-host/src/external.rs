@@ -7,7 +7,7 @@
 //! | hackbench | `hackbench` (rt-tests) |
 //! | pipe | `perf bench sched pipe` (linux-perf) |
 //! | tbench | `tbench_srv` + `tbench` (dbench), on 127.0.0.1:7003; whole seconds, at least 2 |
-//! | pgbench | `pgbench` against a throwaway PostgreSQL started on 127.0.0.1 (postgresql) |
+//! | pgbench | `pgbench` against a throwaway PostgreSQL started on 127.0.0.1 (postgresql; `fsync=off`; the simulator's server keys such as `postgres=` are recorded as ignored) |
 //! | schbench | none: not packaged for Debian |
 //!
 //! Every tool runs in its own process group, which is SIGKILLed on timeout, Ctrl-C (or SIGTERM,
@@ -361,7 +361,9 @@ fn run_tbench(
 }
 
 /// pgbench parameters (host only: pgbench has no built-in implementation). The simulator's
-/// cost-model keys (`query_work`, `hub_work`, `wal_flush`) are accepted and ignored.
+/// server and cost-model keys (`postgres`, `shared_buffers`, `query_work`, `wal_fsync`, ...)
+/// are accepted and recorded as ignored: the host runs the installed PostgreSQL with the
+/// settings of its throwaway server (`fsync=off`).
 #[derive(Clone, Debug)]
 pub(crate) struct PgbenchParams {
     pub clients: u64,
@@ -390,7 +392,17 @@ impl PgbenchParams {
                 Duration::from_secs(3600),
             )?,
         };
-        p.model_only(&["query_work", "hub_work", "wal_flush"]);
+        p.model_only(&[
+            "postgres",
+            "shared_buffers",
+            "synchronous_commit",
+            "query_work",
+            "hub_work",
+            "wal_fsync",
+            "bgwriter_delay",
+            "wal_writer_delay",
+            "checkpoint_timeout",
+        ]);
         Ok(r)
     }
 }

@@ -7,11 +7,13 @@
 //!
 //! The grammar, durations (a unit suffix is required) and sizes are read by
 //! `schedlab_vocab`, the same code the simulator's workloads use; counts may be `auto` where
-//! the simulator allows it. Keys that only tune the simulator's cost model
+//! the simulator allows it. Retired names (`tbench-loadfile`, `pgbench-postgres`, ...) are
+//! refused with `schedlab_vocab::retired`'s words, as the simulator refuses them. Keys that only tune the simulator's cost model
 //! (`client_work`, `query_work`, ...) are accepted and recorded as ignored, so one spec serves
 //! both.
 
 use crate::error::HostError;
+use schedlab_vocab::retired::retired;
 use schedlab_vocab::spec::{parse_params, split_spec};
 use schedlab_vocab::suggest::closest;
 use schedlab_vocab::units;
@@ -24,7 +26,7 @@ pub const WORKLOADS: &[&str] = &["hackbench", "pipe", "tbench", "schbench", "pgb
 /// Workloads the simulator has but the host does not run.
 pub const SIMULATED_ONLY: &[&str] = &[
     "netperf-rr",
-    "sysbench-oltp",
+    "sysbench",
     "aim7-compute",
     "kernbench",
     "numa-test",
@@ -51,6 +53,9 @@ impl WorkloadSpec {
             reason,
         };
         let (name, rest) = split_spec(spec).map_err(|e| bad(e.to_string()))?;
+        if let Some(r) = retired(name) {
+            return Err(bad(r.message()));
+        }
         if SIMULATED_ONLY.contains(&name) {
             return Err(bad(format!(
                 "`{name}` is simulated only; the host runs {} (pgbench with --external)",
@@ -303,6 +308,23 @@ mod tests {
             e.to_string().contains("`kernbench` is simulated only"),
             "{e}"
         );
+        let e = WorkloadSpec::parse("sysbench:threads=2").unwrap_err();
+        assert!(
+            e.to_string().contains("`sysbench` is simulated only"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn retired_names_are_refused_with_the_simulators_words() {
+        let e = WorkloadSpec::parse("tbench-loadfile:clients=2").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("workload 'tbench-loadfile' was retired: use 'tbench'"),
+            "{e}"
+        );
+        let e = WorkloadSpec::parse("pgbench-postgres").unwrap_err();
+        assert!(e.to_string().contains("use 'pgbench'"), "{e}");
     }
 
     #[test]

@@ -7,14 +7,17 @@
 //! * [`distance`] — how far apart two CPUs are (same CPU, SMT sibling, same LLC, same node,
 //!   another node), the classes the machine profile prices and calibration measures;
 //! * [`suggest`] — the nearest valid name to a mistyped one and the ` (did you mean 'x'?)`
-//!   hint of every "unknown name" error.
+//!   hint of every "unknown name" error;
+//! * [`retired`] — workload names that no longer run and the name to use instead, so that
+//!   the simulator and the host harness refuse them alike.
 //!
 //! Invariant: this crate depends on no schedlab crate (its one third-party crate, `strsim`,
 //! scores name similarity). It holds words, not models: nothing here knows a workload, a
-//! topology or a cost.
+//! topology or a cost (the retired names are spellings: which name replaces which).
 #![warn(missing_docs)]
 
 pub mod distance;
+pub mod retired;
 pub mod spec;
 pub mod suggest;
 pub mod units;

@@ -38,6 +38,11 @@ pub struct WorkloadInfo {
     pub name: &'static str,
     /// The real tool (and options) it mirrors.
     pub mirrors: &'static str,
+    /// The program and version the model follows, so a user reproducing a published table
+    /// knows which release the model's structure was read from.
+    pub follows: &'static str,
+    /// What is reconstructed (an estimate or a stand-in) rather than read from the program.
+    pub reconstructed: &'static str,
     /// Its parameters, in canonical order.
     pub params: &'static [ParamInfo],
     /// What it models, in a sentence or two.
@@ -100,7 +105,8 @@ pub fn catalog() -> &'static [WorkloadInfo] {
     models::CATALOG
 }
 
-/// The catalog entry of `name`.
+/// The catalog entry of `name` (a retired name has none: the spec parser refuses it,
+/// naming its replacement).
 pub fn info(name: &str) -> Option<&'static WorkloadInfo> {
     models::CATALOG.iter().find(|w| w.name == name)
 }

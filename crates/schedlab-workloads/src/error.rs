@@ -28,6 +28,17 @@ pub enum WorkloadError {
         /// All known names, comma separated.
         known: String,
     },
+    /// The name is a retired workload name (`schedlab_vocab::retired`); the message names
+    /// the workload to use and how the old parameters map onto it.
+    #[error("{message}")]
+    Retired {
+        /// The name given.
+        name: String,
+        /// The workload that replaces it.
+        now: String,
+        /// The whole refusal, shared with the host harness.
+        message: String,
+    },
     /// The workload has no parameter of this name.
     #[error(
         "{workload}: unknown parameter '{key}'{}; its parameters are: {known}",

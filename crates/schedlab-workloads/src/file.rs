@@ -260,6 +260,8 @@ impl Src<'_> {
 pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
     name: "file",
     mirrors: "a schedlab workload file (TOML), see docs/workloads/file-format.md",
+    follows: "schedlab's own TOML workload format (docs/workloads/file-format.md)",
+    reconstructed: "nothing: the file is the workload",
     about: "Tasks, channels, barriers and programs written in TOML: `-w file:PATH`.",
     params: &[param("path", "", "path", "the TOML file")],
     build: build_spec,

@@ -172,6 +172,8 @@ pub(crate) fn strip_comments(s: &str) -> String {
 pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
     name: "rtapp",
     mirrors: "rt-app JSON workload (scheduler-tools/rt-app)",
+    follows: "rt-app's JSON grammar (scheduler-tools/rt-app)",
+    reconstructed: "nothing: events map onto the engine's primitives, unsupported ones are refused",
     about: "An rt-app JSON file whose events map onto the engine's primitives: `-w rtapp:PATH`.",
     params: &[param("path", "", "path", "the rt-app JSON file")],
     build: build_spec,

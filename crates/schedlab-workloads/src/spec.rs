@@ -12,6 +12,7 @@
 
 use crate::catalog::{ParamInfo, ValueKind, WorkloadInfo, catalog, info};
 use crate::error::WorkloadError;
+use schedlab_vocab::retired::retired;
 use schedlab_vocab::spec::{SpecError, parse_params, split_spec};
 use schedlab_vocab::suggest::{closest, did_you_mean};
 use schedlab_vocab::units::{parse_duration, parse_kib};
@@ -62,6 +63,13 @@ pub fn parse_spec(s: &str) -> Result<WorkloadSpec, WorkloadError> {
 }
 
 fn lookup(name: &str) -> Result<&'static WorkloadInfo, WorkloadError> {
+    if let Some(r) = retired(name) {
+        return Err(WorkloadError::Retired {
+            name: name.to_string(),
+            now: r.now.to_string(),
+            message: r.message(),
+        });
+    }
     info(name).ok_or_else(|| WorkloadError::UnknownWorkload {
         name: name.to_string(),
         suggestion: closest(name, catalog().iter().map(|w| w.name)),
@@ -438,6 +446,31 @@ mod tests {
         ] {
             assert!(parse_spec(bad).is_err(), "{bad:?} should fail");
         }
+    }
+
+    #[test]
+    fn a_retired_name_is_refused_naming_the_benchmarks_model() {
+        for (old, now) in [
+            ("sysbench-oltp", "sysbench"),
+            ("sysbench-mysql", "sysbench"),
+            ("pgbench-postgres", "pgbench"),
+            ("tbench-loadfile", "tbench"),
+        ] {
+            let e = parse_spec(&format!("{old}:duration=20ms")).unwrap_err();
+            assert!(
+                matches!(&e, WorkloadError::Retired { now: n, .. } if n == now),
+                "{old}: {e:?}"
+            );
+            let text = e.to_string();
+            assert!(
+                text.starts_with(&format!("workload '{old}' was retired: use '{now}'")),
+                "{text}"
+            );
+            // The replacement is a registered model that takes the same spec.
+            parse_spec(&format!("{now}:duration=20ms")).unwrap();
+        }
+        let e = parse_spec("sysbench-oltp:pool=2").unwrap_err().to_string();
+        assert!(e.contains("thread_handling=pool"), "{e}");
     }
 
     #[test]

@@ -141,10 +141,11 @@ fn tbench_pairs_fork_servers_and_count_payload() {
     assert!(ops > 100, "{ops} ops");
     let p = parse_tbench(&r.native).unwrap();
     assert_eq!((p.clients, p.procs), (2, 2));
-    // MB/sec = 5,428 counted bytes per completed op over the run time.
+    // MB/sec: each operation counts its own ReadX/WriteX bytes; over whole load-file cycles
+    // that averages 5,428 B per operation (a partial cycle moves it by well under 2 %).
     let expect = ops as f64 * 5428.0 / 1e6 / 0.05;
     assert!(
-        (p.throughput_mb_s - expect).abs() / expect < 0.01,
+        (p.throughput_mb_s - expect).abs() / expect < 0.02,
         "{} vs {expect}",
         p.throughput_mb_s
     );
@@ -187,41 +188,35 @@ fn netperf_rr_counts_transactions_per_pair() {
 }
 
 #[test]
-fn pgbench_round_trips_and_branch_convoy() {
+fn pgbench_round_trips_and_background_processes() {
     let topo = quad();
     let (r, sim, _) =
         run_spec("pgbench:clients=4,builtin=select-only,duration=20ms", &topo).unwrap();
-    // 4 backends forked by the postmaster, 1 hub, no WAL writer for select-only.
-    assert_eq!(sim.nr_tasks(), 1 + 1 + 4);
+    // The postmaster, 1 pgbench thread, 4 backends, walwriter, bgwriter and checkpointer;
+    // select-only commits nothing, so no WAL flush leader.
+    assert_eq!(sim.nr_tasks(), 1 + 1 + 4 + 3);
     let p = parse_pgbench(&r.native).unwrap();
     let txns = p.transactions.unwrap();
     assert!(txns > 100);
     // One statement per select-only transaction.
-    let queries = delivered(&sim, "hub0.queries");
+    let queries = delivered(&sim, "thread0.queries");
     assert!(
         queries >= txns && queries <= txns + 4,
         "{queries} queries for {txns} transactions"
     );
     assert!((p.tps - val(&r, "tps")).abs() < 1e-3);
 
-    // TPC-B: 7 round trips per transaction, one WAL writer.
+    // TPC-B: 7 round trips per transaction, and the WAL flush leader beside.
     let (r7, sim7, _) = run_spec("pgbench:clients=4,scale=4,duration=20ms", &topo).unwrap();
     let t7 = parse_pgbench(&r7.native).unwrap().transactions.unwrap();
-    let q7 = delivered(&sim7, "hub0.queries");
+    let q7 = delivered(&sim7, "thread0.queries");
     assert!(
         q7 >= 7 * t7 && q7 <= 7 * t7 + 4 * 7,
         "{q7} queries for {t7} transactions"
     );
+    assert_eq!(sim7.nr_tasks(), 1 + 1 + 4 + 3 + 1);
     assert!(sim7.task_stats().iter().any(|t| t.comm == "walwriter"));
-    // clients > scale: the branch row serialises transactions.
-    let (r1, _, _) = run_spec("pgbench:clients=4,scale=1,duration=20ms", &topo).unwrap();
-    assert!(
-        val(&r1, "tps") < 0.9 * val(&r7, "tps"),
-        "scale 1: {} tps, scale 4: {} tps",
-        val(&r1, "tps"),
-        val(&r7, "tps")
-    );
-    // Two hubs split the sessions.
+    // Two pgbench threads split the sessions.
     let inst = instantiate(&parse_spec("pgbench:clients=5,jobs=2").unwrap(), &topo).unwrap();
     assert_eq!(
         inst.workload
@@ -235,11 +230,11 @@ fn pgbench_round_trips_and_branch_convoy() {
 }
 
 #[test]
-fn sysbench_runs_twenty_queries_per_transaction() {
+fn sysbench_runs_twenty_statements_per_transaction() {
     let topo = quad();
     for spec in [
-        "sysbench-oltp:threads=3,duration=20ms",
-        "sysbench-oltp:threads=6,pool=2,duration=20ms",
+        "sysbench:threads=3,duration=20ms",
+        "sysbench:threads=6,thread_handling=pool,thread_pool_size=2,duration=20ms",
     ] {
         let (r, sim, _) = run_spec(spec, &topo).unwrap();
         let p = parse_sysbench(&r.native).unwrap();
@@ -260,14 +255,19 @@ fn sysbench_runs_twenty_queries_per_transaction() {
         assert_eq!((p.reads, p.writes, p.other), (14 * n, 4 * n, 2 * n));
         assert!((p.transactions_per_sec - val(&r, "transactions_per_sec")).abs() < 0.01);
     }
-    let (_, sim, _) = run_spec("sysbench-oltp:threads=6,pool=2,duration=5ms", &topo).unwrap();
-    assert_eq!(
+    // The pool: 2 groups of 3 connections, each group served by 1 + oversubscribe threads.
+    let mysqld = |spec: &str| {
+        let (_, sim, _) = run_spec(spec, &topo).unwrap();
         sim.task_stats()
             .iter()
             .filter(|t| t.comm == "mysqld")
-            .count(),
-        2
-    );
+            .count()
+    };
+    let pool = "sysbench:threads=6,thread_handling=pool,thread_pool_size=2,duration=5ms";
+    assert_eq!(mysqld(&format!("{pool},thread_pool_oversubscribe=0")), 2);
+    assert_eq!(mysqld(&format!("{pool},thread_pool_oversubscribe=1")), 4);
+    // One thread per connection (8.0): the acceptor and the 6 threads it creates.
+    assert_eq!(mysqld("sysbench:threads=6,duration=5ms"), 1 + 6);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The server-shaped models (`sysbench-mysql`, `pgbench-postgres`, `tbench-loadfile`): the
+//! The server-shaped models (`sysbench`, `pgbench`, `tbench`): the
 //! wake graph they were built to have (several wakeups per operation, lock waits, hubs,
 //! backend-to-backend wakeups), contention that grows with threads, and their output read
 //! back by the real tools' parsers.
@@ -14,9 +14,9 @@ fn graph(spec: &str) -> schedlab_engine::WakeGraph {
 }
 
 #[test]
-fn sysbench_mysql_has_group_commit_wakeups_and_lock_waits_that_grow_with_threads() {
+fn sysbench_has_group_commit_wakeups_and_lock_waits_that_grow_with_threads() {
     let topo = quad();
-    let (r, sim, _) = run_spec("sysbench-mysql:threads=8,duration=100ms", &topo).unwrap();
+    let (r, sim, _) = run_spec("sysbench:threads=8,duration=100ms", &topo).unwrap();
     let p = parse_sysbench(&r.native).unwrap();
     assert!(p.transactions > 0);
     // 14 reads, 4 writes, 2 other per transaction with sysbench's defaults.
@@ -33,8 +33,8 @@ fn sysbench_mysql_has_group_commit_wakeups_and_lock_waits_that_grow_with_threads
     // 1:1 client/server pairs alone would have no off-partner wakeups.
     assert!(g.off_partner > 0, "{}", g.to_text());
     // More threads on the same four CPUs: more sleeps on InnoDB latches and mutexes.
-    let few = graph("sysbench-mysql:threads=2,duration=100ms,mysql=5.7");
-    let many = graph("sysbench-mysql:threads=32,duration=100ms,mysql=5.7");
+    let few = graph("sysbench:threads=2,duration=100ms,mysql=5.7");
+    let many = graph("sysbench:threads=32,duration=100ms,mysql=5.7");
     assert!(
         many.lock_waits > few.lock_waits,
         "2 threads: {} lock waits, 32 threads: {}",
@@ -44,11 +44,11 @@ fn sysbench_mysql_has_group_commit_wakeups_and_lock_waits_that_grow_with_threads
 }
 
 #[test]
-fn sysbench_mysql_thread_pool_runs_fewer_server_threads() {
+fn sysbench_thread_pool_runs_fewer_server_threads() {
     let topo = quad();
-    let (_, per_conn, _) = run_spec("sysbench-mysql:threads=16,duration=50ms", &topo).unwrap();
+    let (_, per_conn, _) = run_spec("sysbench:threads=16,duration=50ms", &topo).unwrap();
     let (r, pool, _) = run_spec(
-        "sysbench-mysql:threads=16,duration=50ms,thread_handling=pool",
+        "sysbench:threads=16,duration=50ms,thread_handling=pool",
         &topo,
     )
     .unwrap();
@@ -62,9 +62,9 @@ fn sysbench_mysql_thread_pool_runs_fewer_server_threads() {
 }
 
 #[test]
-fn pgbench_postgres_scale_decides_the_row_lock_convoy() {
+fn pgbench_scale_decides_the_row_lock_convoy() {
     let topo = quad();
-    let (r, sim, _) = run_spec("pgbench-postgres:clients=16,jobs=2,duration=100ms", &topo).unwrap();
+    let (r, sim, _) = run_spec("pgbench:clients=16,jobs=2,duration=100ms", &topo).unwrap();
     let p = parse_pgbench(&r.native).unwrap();
     let txns = p.transactions.unwrap();
     assert!(txns > 0);
@@ -74,11 +74,8 @@ fn pgbench_postgres_scale_decides_the_row_lock_convoy() {
     assert!(one.lock_waits > txns / 2, "{}", one.to_text());
     // scale=64: 64 branch rows and 640 tellers; what waits remain are LWLock waits
     // (ProcArrayLock at commit, the WAL insert locks), far fewer per transaction.
-    let (r64, sim64, _) = run_spec(
-        "pgbench-postgres:clients=16,jobs=2,duration=100ms,scale=64",
-        &topo,
-    )
-    .unwrap();
+    let (r64, sim64, _) =
+        run_spec("pgbench:clients=16,jobs=2,duration=100ms,scale=64", &topo).unwrap();
     let txns64 = parse_pgbench(&r64.native).unwrap().transactions.unwrap();
     let per = |w: u64, t: u64| w as f64 / t.max(1) as f64;
     let (w1, w64) = (
@@ -98,16 +95,16 @@ fn pgbench_postgres_scale_decides_the_row_lock_convoy() {
 }
 
 #[test]
-fn pgbench_postgres_select_only_takes_no_row_locks_and_commits_nothing() {
-    let g = graph("pgbench-postgres:clients=8,jobs=2,duration=50ms,builtin=select-only");
+fn pgbench_select_only_takes_no_row_locks_and_commits_nothing() {
+    let g = graph("pgbench:clients=8,jobs=2,duration=50ms,builtin=select-only");
     assert_eq!(g.woken_from[2], 0, "select-only has no group commit");
     assert!(g.task_wakeups > 0);
 }
 
 #[test]
-fn tbench_loadfile_counts_each_operations_own_payload() {
+fn tbench_counts_each_operations_own_payload() {
     let topo = quad();
-    let (r, sim, _) = run_spec("tbench-loadfile:clients=2,duration=50ms", &topo).unwrap();
+    let (r, sim, _) = run_spec("tbench:clients=2,duration=50ms", &topo).unwrap();
     let p = parse_tbench(&r.native).unwrap();
     assert!(p.throughput_mb_s > 0.0);
     // Request and reply channels carry one message per operation each way.

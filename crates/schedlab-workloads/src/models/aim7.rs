@@ -25,6 +25,8 @@ use std::sync::Arc;
 pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
     name: "aim7-compute",
     mirrors: "AIM7 / re-aim-7 (compute workfile), one user count",
+    follows: "AIM7 / re-aim-7 with its compute workfile",
+    reconstructed: "the workfile's mix as one job (compute, a pipe exchange, a short sleep, a fork/exit) with exponential costs",
     about: "N users, each running jobs that mix compute with a pipe exchange, a short sleep and \
             a fork/exit; jobs per minute.",
     params: &[

@@ -109,6 +109,8 @@ pub(crate) fn add(w: &mut Workload, s: &Shape, prefix: Vec<Op>, mm: u32, tag: &s
 pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
     name: "hackbench",
     mirrors: "rt-tests hackbench (-g -l -f -s -p/-i -T/-P); perf bench sched messaging",
+    follows: "rt-tests hackbench (src/hackbench/hackbench.c, 2008 rewrite); perf bench sched messaging",
+    reconstructed: "the per-message CPU and copy costs (the engine's cost model); everything else (fork, barrier, all-to-all writes, reap) follows the program",
     about: "G groups of F senders and F receivers; every sender writes `loops` messages to every \
             receiver of its group. Workers are forked at t=0 and started through a barrier; the \
             time runs from the barrier to the reaping of the last worker (fork time excluded).",

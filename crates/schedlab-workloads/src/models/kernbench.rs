@@ -53,6 +53,8 @@ const TREE_SEED: u64 = 0x6b65_726e_6265_6e63;
 pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
     name: "kernbench",
     mirrors: "kernbench (a kernel make -j N), one load",
+    follows: "kernbench (Con Kolivas / Martin Bligh) over a make -j kernel build with the GNU make jobserver",
+    reconstructed: "the tree: file count, per-file CPU (LogNormal) and memory intensity stand in for a real kernel tree",
     about: "make forks at most `jobs` compile jobs at a time through a jobserver token pipe; \
             each job forks cc1 (LogNormal CPU, median 200ms x scale) and as; then a serial link.",
     params: &[

@@ -33,6 +33,8 @@ const SUM_NS_PER_BYTE: f64 = 0.1;
 pub(crate) const LMBENCH_BW: WorkloadInfo = WorkloadInfo {
     name: "lmbench-bw",
     mirrors: "lmbench bw_pipe / bw_unix / bw_tcp (-m SIZE)",
+    follows: "lmbench 3 bw_pipe, bw_unix, bw_tcp",
+    reconstructed: "nothing beyond the engine's per-byte copy and wakeup costs",
     about: "One writer streams `total` bytes in `size` writes to one reader.",
     params: &[
         param(
@@ -136,6 +138,8 @@ impl Report for BwOut {
 pub(crate) const LAT_CTX: WorkloadInfo = WorkloadInfo {
     name: "lat-ctx",
     mirrors: "lmbench lat_ctx -s SIZE N",
+    follows: "lmbench 3 lat_ctx",
+    reconstructed: "the cost of summing SIZE KB of private data (the engine's cache model)",
     about: "A ring of N processes passing a token through pipes, each summing SIZE KB of private \
             data before passing it on; microseconds per context switch (overhead subtracted).",
     params: &[

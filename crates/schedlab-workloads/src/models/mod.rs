@@ -1,6 +1,6 @@
-//! The built-in benchmark models, one module per benchmark family (each documented in
-//! `docs/workloads/`), and
-//! the small helpers they share.
+//! The built-in benchmark models, one model per benchmark (each documented in
+//! `docs/workloads/`; a benchmark's former names are refused through
+//! `schedlab_vocab::retired`), and the small helpers they share.
 //!
 //! Each `build` reads its parameters through [`crate::spec::Args`], declares the engine
 //! objects (channels, futexes, barriers, counters, histograms) and task programs, and
@@ -14,13 +14,11 @@ pub(crate) mod kernbench;
 pub(crate) mod lmbench;
 pub(crate) mod numa;
 pub(crate) mod pgbench;
-pub(crate) mod pgbench_postgres;
 pub(crate) mod pipe;
 pub(crate) mod rr;
 pub(crate) mod schbench;
 pub(crate) mod sysbench;
-pub(crate) mod sysbench_mysql;
-pub(crate) mod tbench_loadfile;
+pub(crate) mod tbench;
 
 use crate::catalog::WorkloadInfo;
 use crate::instance::Report;
@@ -33,13 +31,10 @@ use std::sync::Arc;
 pub(crate) static CATALOG: &[WorkloadInfo] = &[
     hackbench::INFO,
     pipe::INFO,
-    rr::TBENCH,
-    tbench_loadfile::INFO,
+    tbench::INFO,
     rr::NETPERF_RR,
     pgbench::INFO,
-    pgbench_postgres::INFO,
     sysbench::INFO,
-    sysbench_mysql::INFO,
     schbench::INFO,
     aim7::INFO,
     kernbench::INFO,

@@ -30,6 +30,8 @@ const CHUNK_NS: u64 = 1_000_000;
 pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
     name: "numa-test",
     mirrors: "numa_test N (Erich Focht, 2002-2003) with a hackbench 10 disturbance",
+    follows: "numa_test (Erich Focht, LKML 2002-2003) with a hackbench disturbance",
+    reconstructed: "the memory intensity and working set of the memory-bound tasks",
     about: "N memory-bound tasks (first-touch home node) disturbed by a short hackbench started \
             shortly after; elapsed, total user and system time.",
     params: &[

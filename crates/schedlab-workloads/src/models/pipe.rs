@@ -26,6 +26,8 @@ use std::sync::Arc;
 pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
     name: "pipe",
     mirrors: "perf bench sched pipe (-l -T); will-it-scale context_switch1 with pairs>1",
+    follows: "perf bench sched pipe (tools/perf/bench/sched-pipe.c); will-it-scale context_switch1",
+    reconstructed: "nothing beyond the engine's pipe and switch costs: the program is a 4-byte ping-pong",
     about: "A 4-byte ping-pong over two pipes; one loop is a round trip. With pairs>1, that many \
             independent pairs run at once.",
     params: &[

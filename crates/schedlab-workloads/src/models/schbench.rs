@@ -46,6 +46,8 @@ pub(crate) fn v1_work_ns(footprint_kb: u64, operations: u64) -> u64 {
 pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
     name: "schbench",
     mirrors: "schbench -m -t -r -s -c (old, 2016-2023) or schbench v1.0 -m -t -r -F -n -s [-L]",
+    follows: "schbench (github.com/masoncl/schbench): the 2016-2023 program (version=old) and v1.0 (version=v1)",
+    reconstructed: "v1's matrix work per request, calibrated to schbench's README example and scaled as footprint^1.5",
     about: "Message threads wake their workers in bursts (futex, no sync hint). old: workers \
             spin cputime then post; the message thread sleeps sleeptime and wakes them all. v1: \
             each request is a wakeup, a 100us sleep and matrix work under a per-CPU lock.",
