@@ -106,6 +106,9 @@ pub struct RunCounters {
     /// Shared-object contention cost by class (`pipe`, `socket`, `futex`, `lock`), ns.
     #[serde(default)]
     pub contention_ns: [u64; 4],
+    /// The time budget's parts and every decision counter (what `explain` reads).
+    #[serde(default)]
+    pub explain: crate::explain::ExplainCounters,
 }
 
 impl RunCounters {
@@ -159,6 +162,7 @@ impl RunCounters {
             wakeups_by_ksoftirqd: c.wakeups_by_ksoftirqd,
             overlap_ns: c.overlap_ns,
             contention_ns: c.contention_ns,
+            explain: crate::explain::ExplainCounters::from_engine(c),
         }
     }
 
