@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Print the result and counters as JSON.
     #[arg(long)]
     json: bool,
+    /// Write the first repetition's scheduler counters to FILE in the /proc/schedstat format
+    /// (version 15: `cpuN` and `domainN` lines), which existing schedstat readers parse.
+    #[arg(long, value_name = "FILE")]
+    schedstat: Option<PathBuf>,
 }
 
 /// `schedlab compare`.
@@ -307,6 +311,9 @@ fn write_trace(path: &Path, trace: &schedlab_trace::Trace) -> Result<()> {
 /// Runs `schedlab run`.
 pub fn run(args: RunArgs) -> Result<()> {
     let (mut e, _) = experiment_from(&args.common, vec![args.variant.clone()], &[], None)?;
+    if let Some(p) = &args.schedstat {
+        crate::checks::writable(p, "--schedstat")?;
+    }
     e.reps = args.common.reps.unwrap_or(1);
     let plan = Plan::new(e);
     let (machine, _) = schedlab_experiment::prepare(&plan)?;
@@ -333,6 +340,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         })?;
         if let (Some(p), Some(t)) = (&args.common.trace, &out.trace) {
             write_trace(p, t)?;
+        }
+        if let Some(p) = args.schedstat.as_ref().filter(|_| rep == 0) {
+            crate::checks::write_atomic(p, &out.schedstat, "--schedstat")?;
+            eprintln!("schedstat: {} (version 15)", p.display());
         }
         records.push(out.record);
     }
@@ -513,7 +524,8 @@ pub(crate) fn emit(
                 None => page.push_str(sec),
             }
         }
-        std::fs::write(p, page).with_context(|| format!("--report {}: cannot write", p.display()))?;
+        std::fs::write(p, page)
+            .with_context(|| format!("--report {}: cannot write", p.display()))?;
         eprintln!("report: {}", p.display());
     }
     Ok(())
@@ -596,12 +608,16 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     let plan = Plan::new(e);
     let jobs = args.jobs.unwrap_or(0) as usize;
     if args.sensitivity && !args.explain {
-        bail!("--sensitivity tests an explanation's verdicts: use it with `schedlab explain` or `compare --explain`");
+        bail!(
+            "--sensitivity tests an explanation's verdicts: use it with `schedlab explain` or `compare --explain`"
+        );
     }
     if args.explain {
         schedlab_experiment::explain::check_plan(&plan)?;
         if shard.is_some() {
-            bail!("--explain cannot be combined with --shard: it needs every run of the comparison (merge the shards, then explain)");
+            bail!(
+                "--explain cannot be combined with --shard: it needs every run of the comparison (merge the shards, then explain)"
+            );
         }
     }
     // --sensitivity reruns the whole comparison once per cost class and factor.

@@ -13,9 +13,9 @@
 //! ([`BalanceOut::active`], applied by the engine's `sim::active` module). The 2.5.59 node
 //! balancer lives in [`crate::balance_o1`].
 
-use crate::schedstat::LbDomain;
 use crate::cpu_load::LoadIdx;
 use crate::policy::{Hints, SchedView};
+use crate::schedstat::LbDomain;
 use crate::task::TaskId;
 use crate::time::{NSEC_PER_MSEC, NSEC_PER_SEC, Time};
 use schedlab_topo::domains::flags;

@@ -416,6 +416,14 @@ impl Simulation {
     pub fn counters(&self) -> &Counters {
         &self.stats.counters
     }
+    /// The run's `/proc/schedstat` text (version 15; the timestamp in jiffies of the
+    /// config's tick).
+    pub fn schedstat_text(&self) -> String {
+        self.stats
+            .counters
+            .schedstat
+            .to_proc(self.core.now, self.core.cfg.tunables.tick_ns())
+    }
     /// Current simulated time.
     pub fn now(&self) -> Time {
         self.core.now

@@ -294,6 +294,8 @@ pub struct SingleRun {
     pub wake_graph_text: String,
     /// Hash of the engine's event stream (the determinism guard's fingerprint).
     pub event_hash: u64,
+    /// The run's `/proc/schedstat` text (`run --schedstat`).
+    pub schedstat: String,
 }
 
 /// The simulated time the latest running simulation has reached, ns (published every
@@ -345,6 +347,7 @@ pub fn run_one(
     let wake_graph_text = sim.counters().wake_graph.to_text();
     let event_hash = sim.event_hash();
     let tr = sim.take_trace();
+    let schedstat = sim.schedstat_text();
     Ok(SingleRun {
         record: RunRecord {
             schema: RUN_SCHEMA.into(),
@@ -360,6 +363,7 @@ pub fn run_one(
         counters_text,
         wake_graph_text,
         event_hash,
+        schedstat,
     })
 }
 

@@ -82,7 +82,11 @@ pub fn budget(variant: &str, m: &Mean) -> Budget {
     let mut exits = 0.0;
     for (k, v) in m.with_prefix("idle_exit.") {
         exits += v / 1e9;
-        lines.push((format!("idle_exit.{k}"), format!("idle exit from {k}"), v / 1e9));
+        lines.push((
+            format!("idle_exit.{k}"),
+            format!("idle exit from {k}"),
+            v / 1e9,
+        ));
     }
     let waiting = m.get("idle_while_waiting_ns") / 1e9;
     lines.push((

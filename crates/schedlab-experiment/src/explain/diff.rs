@@ -165,14 +165,36 @@ pub fn counter_rows(a: &Mean, b: &Mean, classes: &[ClassDelta]) -> Vec<CounterRo
     rows
 }
 
-/// How far a counter moved, for ranking within its class: relative, bounded (a counter
-/// from 0 ranks as a 100 % change).
+/// How far a counter moved, for ranking within its class: its change weighted by how much
+/// of it changed (a counter from 0 counts as a 100 % change), so neither a tiny count that
+/// doubled nor a huge one that barely moved leads.
 fn rel_key(r: &CounterRow) -> f64 {
     if r.delta == 0.0 {
         0.0
     } else {
-        (r.delta.abs() / r.base.max(r.value)).min(1.0)
+        r.delta.abs() * (r.delta.abs() / r.base.max(r.value)).min(1.0)
     }
+}
+
+/// Totals that move because their parts do: named in the sentence only when no part of
+/// their line moved (`ctx_switches` is the sum of the switches whose causes lead).
+fn is_aggregate(name: &str) -> bool {
+    matches!(
+        name,
+        "ctx_switches"
+            | "ctx_voluntary"
+            | "ctx_involuntary"
+            | "sched_count"
+            | "timeslices"
+            | "wakeups"
+            | "ttwu_count"
+            | "wakeups_sync"
+            | "idle_exits"
+            | "balance_passes"
+            | "sis.searches"
+            | "sis.cpus_scanned"
+            | "sis.failures"
+    ) || name.starts_with("lb_count.")
 }
 
 /// A count in the field's shorthand: `967,626` as `0.97 M`, `12,400` as `12.4 K`.
@@ -219,10 +241,12 @@ pub fn summary(
         .take(3)
         .map(|c| {
             let cls = format!("{} {:+.3} CPU-s", c.label, c.delta_cpu_s);
-            let lead = rows
-                .iter()
-                .filter(|r| r.class == c.key && r.delta != 0.0)
-                .max_by(|x, y| rel_key(x).total_cmp(&rel_key(y)));
+            let best = |agg: bool| {
+                rows.iter()
+                    .filter(|r| r.class == c.key && r.delta != 0.0 && is_aggregate(&r.name) == agg)
+                    .max_by(|x, y| rel_key(x).total_cmp(&rel_key(y)))
+            };
+            let lead = best(false).or_else(|| best(true));
             match lead {
                 Some(r) => format!(
                     "{} {} {} ({cls})",

@@ -8,7 +8,8 @@ use crate::output::html::esc;
 
 /// The section, to go before the page's `</body>`.
 pub fn section(e: &Explanation, sens: Option<&Sensitivity>) -> String {
-    let mut h = String::from("<section id=\"explain\"><h2>Why: the time budget and the counters</h2>\n");
+    let mut h =
+        String::from("<section id=\"explain\"><h2>Why: the time budget and the counters</h2>\n");
     for p in &e.points {
         if !p.label.is_empty() && p.label != "-" {
             h.push_str(&format!("<h3>{}</h3>\n", esc(&p.label)));

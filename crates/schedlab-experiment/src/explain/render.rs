@@ -39,8 +39,7 @@ fn budget_table(s: &mut String, p: &PointExplanation) {
         return;
     };
     for (li, line) in first.lines.iter().enumerate() {
-        if p
-            .budgets
+        if p.budgets
             .iter()
             .all(|b| b.lines.get(li).is_none_or(|l| l.cpu_s == 0.0))
         {

@@ -106,7 +106,7 @@ fn verdicts(r: &CompareReport) -> Vec<(String, f64, String, Direction)> {
         for x in p.variants.iter().skip(1) {
             let vd = x.verdict_or_derived(r.metric.better, n, false);
             let label = match crate::report::point_label(p) {
-                l if l.is_empty() => x.variant.clone(),
+                l if l.is_empty() || l == "-" => x.variant.clone(),
                 l => format!("{l} {}", x.variant),
             };
             v.push((label, x.ratio, vd.text, vd.direction));
@@ -124,6 +124,14 @@ pub fn sensitivity(
 ) -> Result<Sensitivity, ExperimentError> {
     let (machine, metric) = crate::prepare(plan)?;
     let keys = plan.keys(0..plan.experiment.reps);
+    // The reruns are not the comparison's runs: none goes to its --out file or its bar.
+    let opts = ExecOptions {
+        out: None,
+        resume: false,
+        shard: None,
+        bar: None,
+        ..opts.clone()
+    };
     let orig = verdicts(base);
     let mut rows = Vec::new();
     for (class, label, f) in SCALED {
@@ -134,7 +142,7 @@ pub fn sensitivity(
                 topo: machine.topo.clone(),
                 profile,
             };
-            let recs = execute(plan, &m, &keys, &[], opts)?;
+            let recs = execute(plan, &m, &keys, &[], &opts)?;
             let report = build_report(plan, &recs, &metric);
             let now = verdicts(&report);
             let verdicts: Vec<(String, f64, String, bool)> = now
