@@ -4,7 +4,9 @@
 //!
 //! Task work is what the busy time holds beyond the classes (the tasks' own work and their
 //! syscalls); idle with nothing runnable is what the idle time holds beyond its exits and
-//! the time a task waited elsewhere. Both are remainders, so the budget's check is that the
+//! the time a task waited elsewhere. The engine's idle-while-waiting time also counts part
+//! of the exits (a CPU leaving idle for the task queued on it), so that line may hold up to
+//! the exit time twice over; it is capped to what the idle time leaves beside the exits. Both are remainders, so the budget's check is that the
 //! measured parts fit: neither remainder may be negative, and the lines must add up to CPUs
 //! × elapsed as the per-CPU busy and idle clocks measured it.
 
@@ -88,7 +90,9 @@ pub fn budget(variant: &str, m: &Mean) -> Budget {
             v / 1e9,
         ));
     }
-    let waiting = m.get("idle_while_waiting_ns") / 1e9;
+    // The engine's idle-while-waiting time counts a CPU leaving idle for a task queued on
+    // it, so it overlaps the exits: what does not fit beside them is that overlap.
+    let waiting = (m.get("idle_while_waiting_ns") / 1e9).min((idle - exits).max(0.0));
     lines.push((
         "idle_waiting".into(),
         "idle while a task waited on another CPU".into(),
