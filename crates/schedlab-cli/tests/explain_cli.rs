@@ -163,3 +163,21 @@ fn explain_refuses_what_it_cannot_explain() {
         "{err}"
     );
 }
+
+#[test]
+fn host_run_schedstat_says_when_the_kernel_has_none() {
+    if Path::new("/proc/schedstat").exists() {
+        eprintln!("skipped: this kernel has /proc/schedstat");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = schedlab()
+        .args(["host", "run", "hackbench:groups=1,loops=5", "--schedstat"])
+        .arg(dir.path().join("ss"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("CONFIG_SCHEDSTATS"), "{err}");
+    assert!(!dir.path().join("ss").exists(), "no file is written");
+}

@@ -17,6 +17,7 @@ mod capture;
 mod control;
 mod error;
 mod external;
+mod schedstat;
 mod spec;
 mod sys;
 mod tracefs_state;
@@ -28,6 +29,7 @@ pub use capture::{
 };
 pub use control::{cancel_requested, clear_cancel, request_cancel};
 pub use error::HostError;
+pub use schedstat::{PROC_SCHEDSTAT, read_schedstat, schedstat_delta};
 pub use spec::{WORKLOADS, WorkloadSpec};
 
 use schedlab_metrics::BenchResult;
