@@ -13,8 +13,11 @@ use serde::{Deserialize, Serialize};
 /// The factors each class is scaled by.
 pub const FACTORS: [f64; 2] = [0.5, 2.0];
 
+/// Scales one cost class of a profile by a factor.
+pub type Scale = fn(&mut MachineProfile, f64);
+
 /// The cost classes a profile can scale: the budget's key, its label, and how to scale it.
-pub const SCALED: [(&str, &str, fn(&mut MachineProfile, f64)); 11] = [
+pub const SCALED: [(&str, &str, Scale); 11] = [
     ("ctx_switch", "context switch", |p, f| {
         p.cpu.ctx_switch_ns = scale(p.cpu.ctx_switch_ns, f);
         p.cpu.ctx_switch_mm_ns = scale(p.cpu.ctx_switch_mm_ns, f);
