@@ -288,7 +288,7 @@ fn write_trace(path: &Path, trace: &schedlab_trace::Trace) -> Result<()> {
     match ext {
         "txt" => schedlab_trace::ftrace::write_ftrace_file(trace, path)?,
         "pftrace" | "perfetto" | "pb" => {
-            schedlab_trace::perfetto::write_perfetto_file(trace, path)?
+            schedlab_trace::perfetto::write_perfetto_file_with_counters(trace, path)?
         }
         _ => bail!(
             "--trace {}: use a .pftrace (Perfetto) or .txt (ftrace text) file name",
