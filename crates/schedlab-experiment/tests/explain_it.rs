@@ -187,3 +187,27 @@ fn explain_orders_the_counters_by_the_budget_line_they_drive() {
         "{total} vs {d}"
     );
 }
+
+#[test]
+fn the_traces_counter_tracks_end_at_the_schedstat_counts() {
+    let p = plan("westmere-2s20c", "hackbench:groups=2,loops=20", &["linux-3.10"], 1);
+    let machine = Machine::load(&p).expect("preset loads");
+    let key = RunKey {
+        index: 0,
+        point: 0,
+        variant: 0,
+        rep: 0,
+    };
+    let run = run_one(&p, &machine, key, true).expect("run completes");
+    let trace = run.trace.expect("a trace was asked for");
+    let tracks = schedlab_trace::perfetto::counters::schedstat_tracks(&trace, 1_000_000);
+    let counts = &run.record.counters.explain.counts;
+    for k in ["ttwu_count", "ttwu_local", "timeslices"] {
+        let total: i64 = tracks
+            .iter()
+            .filter(|t| t.name.ends_with(&format!(" {k}")))
+            .filter_map(|t| t.points.last().map(|p| p.1))
+            .sum();
+        assert_eq!(total as u64, counts[k], "{k}");
+    }
+}
