@@ -40,5 +40,15 @@ pub fn emit_explain(
             print!("{}", s.text());
         }
     }
+    if let Some(s) = &sens
+        && schedlab_experiment::runner::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+    {
+        eprintln!(
+            "interrupted: the sensitivity covers {} of {} reruns",
+            s.total,
+            2 * sensitivity::SCALED.len()
+        );
+        std::process::exit(130);
+    }
     Ok(())
 }

@@ -190,7 +190,12 @@ fn explain_orders_the_counters_by_the_budget_line_they_drive() {
 
 #[test]
 fn the_traces_counter_tracks_end_at_the_schedstat_counts() {
-    let p = plan("westmere-2s20c", "hackbench:groups=2,loops=20", &["linux-3.10"], 1);
+    let p = plan(
+        "westmere-2s20c",
+        "hackbench:groups=2,loops=20",
+        &["linux-3.10"],
+        1,
+    );
     let machine = Machine::load(&p).expect("preset loads");
     let key = RunKey {
         index: 0,

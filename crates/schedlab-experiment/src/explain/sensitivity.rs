@@ -137,7 +137,8 @@ pub fn sensitivity(
     };
     let orig = verdicts(base);
     let mut rows = Vec::new();
-    for (class, label, f) in SCALED {
+    let interrupted = || crate::runner::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst);
+    'classes: for (class, label, f) in SCALED {
         for factor in FACTORS {
             let mut profile = machine.profile.clone();
             f(&mut profile, factor);
@@ -146,6 +147,10 @@ pub fn sensitivity(
                 profile,
             };
             let recs = execute(plan, &m, &keys, &[], &opts)?;
+            // Ctrl-C: a rerun cut short says nothing; the ones before it are the answer.
+            if interrupted() {
+                break 'classes;
+            }
             let report = build_report(plan, &recs, &metric);
             let now = verdicts(&report);
             let verdicts: Vec<(String, f64, String, bool)> = now
