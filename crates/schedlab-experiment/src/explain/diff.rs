@@ -197,7 +197,7 @@ fn is_aggregate(name: &str) -> bool {
     ) || name.starts_with("lb_count.")
 }
 
-/// A count in the field's shorthand: `967,626` as `0.97 M`, `12,400` as `12.4 K`.
+/// A count in the field's shorthand: `1,160,000` as `1.16 M`, `12,400` as `12.4 K`.
 pub fn fmt_count(x: f64) -> String {
     let a = x.abs();
     if a >= 1e6 {
@@ -271,7 +271,8 @@ mod tests {
 
     #[test]
     fn counts_are_written_in_the_fields_shorthand() {
-        assert_eq!(fmt_count(-967_626.0), "0.97 M");
+        assert_eq!(fmt_count(-1_160_000.0), "1.16 M");
+        assert_eq!(fmt_count(-967_626.0), "967.6 K");
         assert_eq!(fmt_count(12_400.0), "12.4 K");
         assert_eq!(fmt_count(12.0), "12");
     }
