@@ -6,6 +6,23 @@
 use anyhow::{Result, bail};
 use std::path::Path;
 
+/// Writes `text` to `path` whole: into a temporary file beside it, then renamed over it, so
+/// a reader never sees half a file and an interrupted write leaves the old one.
+pub fn write_atomic(path: &Path, text: &str, flag: &str) -> Result<()> {
+    use anyhow::Context;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())
+        .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
+    Ok(())
+}
+
 /// Fails, naming the flag and the path, when `path` cannot be written: its folder is missing,
 /// it is a folder, or opening it for writing is refused. An existing file is left as it is; a
 /// file created by the check is removed again.

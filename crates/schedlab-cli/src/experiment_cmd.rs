@@ -58,6 +58,10 @@ pub struct RunArgs {
     /// Print the result and counters as JSON.
     #[arg(long)]
     json: bool,
+    /// Write the first repetition's scheduler counters to FILE in the /proc/schedstat format
+    /// (version 15: `cpuN` and `domainN` lines), which existing schedstat readers parse.
+    #[arg(long, value_name = "FILE")]
+    schedstat: Option<PathBuf>,
 }
 
 /// `schedlab compare`.
@@ -104,14 +108,23 @@ pub struct CompareArgs {
     /// or JOB_COMPLETION_INDEX/SCHEDLAB_SHARD_COUNT.
     #[arg(long)]
     shard: Option<String>,
+    /// After the table, explain each verdict: the time budget of every variant and every
+    /// counter side by side, ordered by what accounts for the difference (`schedlab explain`).
+    #[arg(long)]
+    pub explain: bool,
+    /// With --explain: rerun the comparison with each cost class of the profile scaled by
+    /// 0.5 and 2, one at a time, and say whether each verdict holds.
+    #[arg(long)]
+    pub sensitivity: bool,
 }
 
 /// Output formats of compare and merge.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Print the `schedlab.compare/1` JSON instead of the table.
+    /// Print the `schedlab.compare/1` JSON instead of the table (explain: the
+    /// `schedlab.explain/1` JSON).
     #[arg(long, conflicts_with = "csv")]
-    json: bool,
+    pub(crate) json: bool,
     /// Print CSV instead of the table.
     #[arg(long)]
     csv: bool,
@@ -130,7 +143,7 @@ pub struct OutputArgs {
     /// noise, so a tiny difference can be significant without mattering [default: 2, the
     /// minimum effect `validate` uses].
     #[arg(long, value_name = "PCT", allow_negative_numbers = true, value_parser = min_effect_pct)]
-    min_effect: Option<f64>,
+    pub(crate) min_effect: Option<f64>,
 }
 
 /// `--min-effect`: a percentage from 0 to 100.
@@ -274,7 +287,7 @@ fn write_trace(path: &Path, trace: &schedlab_trace::Trace) -> Result<()> {
     match ext {
         "txt" => schedlab_trace::ftrace::write_ftrace_file(trace, path)?,
         "pftrace" | "perfetto" | "pb" => {
-            schedlab_trace::perfetto::write_perfetto_file(trace, path)?
+            schedlab_trace::perfetto::write_perfetto_file_with_counters(trace, path)?
         }
         _ => bail!(
             "--trace {}: use a .pftrace (Perfetto) or .txt (ftrace text) file name",
@@ -306,6 +319,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         None => DEFAULT_VARIANT.to_string(),
     };
     let (mut e, _) = experiment_from(&args.common, vec![variant], &[], None)?;
+    if let Some(p) = &args.schedstat {
+        crate::checks::writable(p, "--schedstat")?;
+    }
     e.reps = args.common.reps.unwrap_or(1);
     let plan = Plan::new(e);
     let (machine, _) = schedlab_experiment::prepare(&plan)?;
@@ -332,6 +348,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         })?;
         if let (Some(p), Some(t)) = (&args.common.trace, &out.trace) {
             write_trace(p, t)?;
+        }
+        if let Some(p) = args.schedstat.as_ref().filter(|_| rep == 0) {
+            crate::checks::write_atomic(p, &out.schedstat, "--schedstat")?;
+            eprintln!("schedstat: {} (version 15)", p.display());
         }
         records.push(out.record);
     }
@@ -409,7 +429,7 @@ fn run_progress(
 
 /// Refuses, before any run, a plan past the bounds: too many points, or (without `--force`)
 /// more runs than memory holds or than finish in an hour by a one-run estimate.
-fn check_plan(plan: &Plan, jobs: usize, force: bool) -> Result<()> {
+fn check_plan(plan: &Plan, jobs: usize, force: bool, reruns: usize) -> Result<()> {
     use crate::checks::{MAX_POINTS, MAX_RUNS};
     let points = plan.points.len();
     if points > MAX_POINTS {
@@ -421,7 +441,7 @@ fn check_plan(plan: &Plan, jobs: usize, force: bool) -> Result<()> {
     } else {
         e.reps
     };
-    let runs = points * e.variants.len() * reps;
+    let runs = points * e.variants.len() * reps * reruns;
     // A finished run is kept in memory as a record of a few KiB until the report is built.
     let mib = runs * RECORD_BYTES / (1 << 20);
     if runs > MAX_RUNS && !force {
@@ -459,7 +479,15 @@ const PILOT_FROM: usize = 100;
 /// The longest estimate that starts without `--force`.
 const MAX_EST_S: f64 = 3600.0;
 
-fn emit(report: &CompareReport, out: &OutputArgs, description: Option<String>) -> Result<()> {
+/// Prints the comparison (unless `print` is false) and writes its plot and HTML page;
+/// `html_section` (explain's) goes at the end of the page.
+pub(crate) fn emit(
+    report: &CompareReport,
+    out: &OutputArgs,
+    description: Option<String>,
+    html_section: Option<&str>,
+    print: bool,
+) -> Result<()> {
     let with_effect;
     let report = match out.min_effect {
         Some(pct) => {
@@ -475,7 +503,9 @@ fn emit(report: &CompareReport, out: &OutputArgs, description: Option<String>) -
     } else {
         &Table
     };
-    print!("{}", printed.render(report)?);
+    if print {
+        print!("{}", printed.render(report)?);
+    }
     if let Some(p) = &out.plot {
         let kind = if out.absolute {
             PlotKind::Absolute
@@ -495,7 +525,15 @@ fn emit(report: &CompareReport, out: &OutputArgs, description: Option<String>) -
             command: command_line(),
             description,
         };
-        write_output(report, &Html { meta }, p, "--report")?;
+        let mut page = Html { meta }.render(report)?;
+        if let Some(sec) = html_section {
+            match page.rfind("</body>") {
+                Some(i) => page.insert_str(i, sec),
+                None => page.push_str(sec),
+            }
+        }
+        std::fs::write(p, page)
+            .with_context(|| format!("--report {}: cannot write", p.display()))?;
         eprintln!("report: {}", p.display());
     }
     Ok(())
@@ -577,7 +615,26 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     e.validate()?;
     let plan = Plan::new(e);
     let jobs = args.jobs.unwrap_or(0) as usize;
-    check_plan(&plan, jobs, args.force)?;
+    if args.sensitivity && !args.explain {
+        bail!(
+            "--sensitivity tests an explanation's verdicts: use it with `schedlab explain` or `compare --explain`"
+        );
+    }
+    if args.explain {
+        schedlab_experiment::explain::check_plan(&plan)?;
+        if shard.is_some() {
+            bail!(
+                "--explain cannot be combined with --shard: it needs every run of the comparison (merge the shards, then explain)"
+            );
+        }
+    }
+    // --sensitivity reruns the whole comparison once per cost class and factor.
+    let reruns = if args.sensitivity {
+        1 + 2 * schedlab_experiment::explain::sensitivity::SCALED.len()
+    } else {
+        1
+    };
+    check_plan(&plan, jobs, args.force, reruns)?;
     let tty = std::io::stderr().is_terminal();
     // --until-ci adds repetitions up to --max-reps: count against that cap, the most it runs.
     let (reps, what) = match plan.experiment.until_ci {
@@ -622,7 +679,11 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         );
         return Ok(());
     }
-    emit(&out.report, &args.out, desc)?;
+    if args.explain {
+        crate::explain_cmd::emit_explain(&plan, &opts, &out, &args.out, desc, args.sensitivity)?;
+    } else {
+        emit(&out.report, &args.out, desc, None, true)?;
+    }
     if out.interrupted {
         eprintln!(
             "interrupted: {} runs finished and kept{}",
@@ -646,5 +707,5 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         std::fs::File::open(f).with_context(|| format!("{}: cannot open", f.display()))?;
     }
     let (_, report) = schedlab_experiment::merge(&args.files)?;
-    emit(&report, &args.out, None)
+    emit(&report, &args.out, None, None, true)
 }

@@ -45,6 +45,10 @@ pub struct RunArgs {
     /// Print the result as JSON instead of the tool's native text.
     #[arg(long)]
     pub json: bool,
+    /// Write the kernel's /proc/schedstat counters of the run (the delta around it) to FILE
+    /// in the same format; needs a kernel with CONFIG_SCHEDSTATS.
+    #[arg(long, value_name = "FILE")]
+    pub schedstat: Option<PathBuf>,
 }
 
 /// `schedlab host capture`.
@@ -142,7 +146,28 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         timeout: duration("timeout", &a.timeout)?,
         external: a.external,
     };
+    let proc = std::path::Path::new(schedlab_host::PROC_SCHEDSTAT);
+    let before = match &a.schedstat {
+        Some(p) => {
+            crate::checks::writable(p, "--schedstat")?;
+            match schedlab_host::read_schedstat(proc)? {
+                Some(s) => Some(s),
+                None => anyhow::bail!(
+                    "--schedstat: this kernel has no {} (built without CONFIG_SCHEDSTATS), so there are no kernel counters to write; `schedlab host capture -o FILE -- COMMAND` derives the wakeup and switch counts a trace allows",
+                    proc.display()
+                ),
+            }
+        }
+        None => None,
+    };
     let run = schedlab_host::run_workload(&a.workload, &opts)?;
+    if let (Some(p), Some(before)) = (&a.schedstat, &before) {
+        let after = schedlab_host::read_schedstat(proc)?
+            .ok_or_else(|| anyhow::anyhow!("--schedstat: {} went away", proc.display()))?;
+        let delta = schedlab_host::schedstat_delta(before, &after)?;
+        crate::checks::write_atomic(p, &delta, "--schedstat")?;
+        eprintln!("schedstat: {} (the delta around the run)", p.display());
+    }
     let r = &run.result;
     if a.json {
         println!("{}", serde_json::to_string_pretty(r)?);

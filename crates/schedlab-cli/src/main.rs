@@ -9,6 +9,7 @@ mod alloc;
 mod bench_cmd;
 mod checks;
 mod experiment_cmd;
+mod explain_cmd;
 mod host_check;
 mod host_cmd;
 mod host_fit;
@@ -49,6 +50,9 @@ enum Command {
     /// Compare variants over a sweep with repetitions and statistics.
     // Boxed: its options are twice the size of any other command's.
     Compare(Box<experiment_cmd::CompareArgs>),
+    /// Explain why variants differ: time budgets, every counter side by side ordered by
+    /// what accounts for the difference, and (--sensitivity) how robust each verdict is.
+    Explain(Box<experiment_cmd::CompareArgs>),
     /// Merge the JSON-lines files of sharded `compare --out` runs into one report.
     Merge(experiment_cmd::MergeArgs),
     /// Reproduce the published results (R1, R2, R3 and the qualitative shapes).
@@ -95,6 +99,10 @@ fn main() {
     let result = match cli.command {
         Command::Run(a) => experiment_cmd::run(a),
         Command::Compare(a) => experiment_cmd::compare(*a),
+        Command::Explain(mut a) => {
+            a.explain = true;
+            experiment_cmd::compare(*a)
+        }
         Command::Merge(a) => experiment_cmd::merge(a),
         Command::Validate(a) => match validate_cmd::run(a) {
             // Failing checks are a result, not an error: exit 1, distinct from bad input (2).

@@ -15,6 +15,7 @@
 
 use crate::cpu_load::LoadIdx;
 use crate::policy::{Hints, SchedView};
+use crate::schedstat::LbDomain;
 use crate::task::TaskId;
 use crate::time::{NSEC_PER_MSEC, NSEC_PER_SEC, Time};
 use schedlab_topo::domains::flags;
@@ -68,6 +69,11 @@ pub trait Balancer: Send {
     fn wants_idle_ticks(&self) -> bool {
         false
     }
+    /// The `/proc/schedstat` counts of `cpu` at its domain `sd_idx` (lowest first); none by
+    /// default (a balancer that keeps no such counts).
+    fn schedstat(&self, _cpu: CpuId, _sd_idx: usize) -> LbDomain {
+        LbDomain::default()
+    }
 }
 
 /// A balancer that never moves anything (for isolating placement effects).
@@ -87,6 +93,18 @@ enum IdleType {
     Idle,
     NotIdle,
     NewlyIdle,
+}
+
+impl IdleType {
+    /// The index of the kind in a version-15 `domainN` line (`CPU_IDLE`, `CPU_NOT_IDLE`,
+    /// `CPU_NEWLY_IDLE`).
+    fn schedstat_index(self) -> usize {
+        match self {
+            IdleType::Idle => 0,
+            IdleType::NotIdle => 1,
+            IdleType::NewlyIdle => 2,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -122,6 +140,8 @@ struct DomainState {
     nr_balance_failed: u32,
     max_newidle_lb_cost: u64,
     last_decay: Time,
+    /// The `lb_*`/`alb_*` counts (observation only).
+    stat: LbDomain,
 }
 
 /// The busiest group of a domain, as `find_busiest_group()` picks it (kernel/sched/fair.c,
@@ -289,6 +309,7 @@ impl CfsBalancer {
                         nr_balance_failed: 0,
                         max_newidle_lb_cost: 0,
                         last_decay: 0,
+                        stat: LbDomain::default(),
                     })
                     .collect()
             })
@@ -452,6 +473,13 @@ impl CfsBalancer {
 impl Balancer for CfsBalancer {
     fn name(&self) -> String {
         "cfs".into()
+    }
+
+    fn schedstat(&self, cpu: CpuId, sd_idx: usize) -> LbDomain {
+        self.state
+            .get(cpu.index())
+            .and_then(|v| v.get(sd_idx))
+            .map_or_else(LbDomain::default, |s| s.stat)
     }
 
     fn tick(&mut self, cpu: CpuId, view: &SchedView<'_>, hints: &mut Hints, out: &mut BalanceOut) {

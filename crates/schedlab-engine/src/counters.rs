@@ -112,6 +112,22 @@ pub struct Counters {
     pub newidle_passes: u64,
     /// Simulated time at the end, ns.
     pub elapsed_ns: u64,
+    /// The part of `balance_cost_ns` a running task's segment paid (a newly idle CPU's pass
+    /// costs it nothing: it stays idle), ns.
+    pub balance_charged_ns: u64,
+    /// Wakers' time in local wakeups (`local_wake_ns` each), ns.
+    pub wake_local_cost_ns: u64,
+    /// Wakers' time in remote wakeups less the IPI sends, ns.
+    pub wake_remote_cost_ns: u64,
+    /// Wakers' time sending IPIs (`ipi_send_ns` of each IPI a waker task sent), ns.
+    pub ipi_send_cost_ns: u64,
+    /// Busy time beyond the work done, lost to a busy SMT sibling (`cpu.smt_speed`), ns.
+    pub smt_stretch_ns: u64,
+    /// Time CPUs spent leaving idle states, by state (states with none left out), ns.
+    pub idle_exit_ns_by_state: Vec<(String, u64)>,
+    /// The kernel's `/proc/schedstat` counters and the idle-search tallies; like
+    /// `wake_graph`, not part of [`Counters::to_text`].
+    pub schedstat: crate::schedstat::Schedstat,
     /// Who woke whom (`sim/wakegraph.rs`); not part of [`Counters::to_text`], which the
     /// determinism snapshots pin: see [`crate::WakeGraph::to_text`].
     pub wake_graph: crate::sim::wakegraph::WakeGraph,
@@ -182,6 +198,13 @@ impl Default for Counters {
             balance_passes: 0,
             newidle_passes: 0,
             elapsed_ns: 0,
+            balance_charged_ns: 0,
+            wake_local_cost_ns: 0,
+            wake_remote_cost_ns: 0,
+            ipi_send_cost_ns: 0,
+            smt_stretch_ns: 0,
+            idle_exit_ns_by_state: Vec::new(),
+            schedstat: Default::default(),
             wake_graph: Default::default(),
         }
     }

@@ -12,7 +12,8 @@
 //! * [`profile`] — the machine profile: every cost the machine charges;
 //! * [`task`] / `ipc` — task programs and the objects they block on; [`wake_rules`] — how
 //!   each object's wakeups are issued (`WF_SYNC`, task or softirq context);
-//! * [`Counters`] — schedstat-shaped counters.
+//! * [`Counters`] — schedstat-shaped counters; [`schedstat`] — the kernel's
+//!   `/proc/schedstat` counters and their text.
 //!
 //! # API boundary
 //!
@@ -54,6 +55,7 @@ pub mod profile;
 pub mod rng;
 pub(crate) mod rq;
 pub mod rwlock;
+pub mod schedstat;
 pub(crate) mod seg_timers;
 pub mod sim;
 pub(crate) mod state;

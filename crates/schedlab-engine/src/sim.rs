@@ -13,7 +13,8 @@
 //! * `tick` — the scheduler tick and the balancer's calls; `active` — active balancing;
 //! * `lifecycle` — fork and exit; `util_init` — a new task's initial utilisation;
 //! * `accounting` — PELT bookkeeping, busy/idle time, segment timing, final counters;
-//! * `cost` — the per-distance cost arithmetic; `invariants` — the invariant checker.
+//! * `cost` — the per-distance cost arithmetic; `invariants` — the invariant checker;
+//! * `schedstats` — the `/proc/schedstat` counters and the time budget's end-of-run counters.
 //!
 //! Events are ordered by `(time, sequence)`: equal times run in the order they were
 //! scheduled, which makes every run a pure function of (topology, profile, config, policy,
@@ -54,6 +55,8 @@ mod lifecycle;
 // The subsystems that own the state.
 mod parts;
 mod queue;
+// The /proc/schedstat counters and the time budget's end-of-run counters.
+mod schedstats;
 mod softirq;
 mod switch;
 mod tcp_ack;
@@ -320,6 +323,7 @@ impl Simulation {
             }
         }
         self.finish_accounting();
+        self.finish_schedstat();
         self.run.end.clone().unwrap_or(EndReason::AllExited)
     }
 
@@ -368,6 +372,8 @@ impl Simulation {
                 self.core.cpus[cpu].seg_key = seg_timers::IDLE;
                 self.events.set_fired(cpu);
                 let t = self.core.cpus[cpu].curr.unwrap_or_default();
+                let c = &self.core.cpus[cpu];
+                self.stats.smt_stretch += (self.core.now - c.seg_start) as f64 * (1.0 - c.speed);
                 self.core.tasks[t].seg_left = 0.0;
                 self.core.cpus[cpu].seg_start = self.core.now;
                 self.continue_task(cpu);
@@ -417,6 +423,16 @@ impl Simulation {
     pub fn hints(&self) -> &Hints {
         &self.hints
     }
+
+    /// The run's `/proc/schedstat` text (version 15; the timestamp in jiffies of the
+    /// config's tick).
+    pub fn schedstat_text(&self) -> String {
+        self.stats
+            .counters
+            .schedstat
+            .to_proc(self.core.now, self.core.cfg.tunables.tick_ns())
+    }
+
     /// Current simulated time.
     pub fn now(&self) -> Time {
         self.core.now

@@ -7,6 +7,7 @@
 //! `--jobs` and for any sharding merged back together.
 #![warn(missing_docs)]
 
+pub mod explain;
 pub mod outfile;
 pub mod output;
 pub mod plan;

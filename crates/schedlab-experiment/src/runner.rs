@@ -106,6 +106,9 @@ pub struct RunCounters {
     /// Shared-object contention cost by class (`pipe`, `socket`, `futex`, `lock`), ns.
     #[serde(default)]
     pub contention_ns: [u64; 4],
+    /// The time budget's parts and every decision counter (what `explain` reads).
+    #[serde(default)]
+    pub explain: crate::explain::ExplainCounters,
 }
 
 impl RunCounters {
@@ -159,6 +162,7 @@ impl RunCounters {
             wakeups_by_ksoftirqd: c.wakeups_by_ksoftirqd,
             overlap_ns: c.overlap_ns,
             contention_ns: c.contention_ns,
+            explain: crate::explain::ExplainCounters::from_engine(c),
         }
     }
 
@@ -290,6 +294,8 @@ pub struct SingleRun {
     pub wake_graph_text: String,
     /// Hash of the engine's event stream (the determinism guard's fingerprint).
     pub event_hash: u64,
+    /// The run's `/proc/schedstat` text (`run --schedstat`).
+    pub schedstat: String,
 }
 
 /// The simulated time the latest running simulation has reached, ns (published every
@@ -341,6 +347,7 @@ pub fn run_one(
     let wake_graph_text = sim.counters().wake_graph.to_text();
     let event_hash = sim.event_hash();
     let tr = sim.take_trace();
+    let schedstat = sim.schedstat_text();
     Ok(SingleRun {
         record: RunRecord {
             schema: RUN_SCHEMA.into(),
@@ -356,6 +363,7 @@ pub fn run_one(
         counters_text,
         wake_graph_text,
         event_hash,
+        schedstat,
     })
 }
 

@@ -124,6 +124,9 @@ pub enum HostError {
     /// A captured trace could not be converted.
     #[error("captured trace: {0}")]
     Trace(String),
+    /// `/proc/schedstat` is missing or not in a layout the delta understands.
+    #[error("{0}")]
+    Schedstat(String),
 }
 
 impl HostError {

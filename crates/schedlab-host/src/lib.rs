@@ -18,6 +18,7 @@ mod control;
 mod error;
 mod external;
 mod kernel;
+mod schedstat;
 mod spec;
 mod sys;
 mod tracefs_state;
@@ -30,6 +31,7 @@ pub use capture::{
 pub use control::{cancel_requested, clear_cancel, request_cancel};
 pub use error::HostError;
 pub use kernel::{HostKernel, Sourced, host_kernel};
+pub use schedstat::{PROC_SCHEDSTAT, read_schedstat, schedstat_delta};
 pub use spec::{WORKLOADS, WorkloadSpec};
 
 use schedlab_metrics::BenchResult;

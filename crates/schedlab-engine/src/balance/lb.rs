@@ -36,8 +36,11 @@ impl CfsBalancer {
         out: &mut BalanceOut,
         cont: &mut bool,
     ) -> usize {
+        let ix = idle.schedstat_index();
+        self.state[dst][sd_idx].stat.lb[ix].lb_count += 1;
         if idle != IdleType::NewlyIdle && !self.should_we_balance(dst, sd, view) {
             *cont = false;
+            self.state[dst][sd_idx].stat.lb[ix].lb_balanced += 1;
             return 0;
         }
         out.passes += 1;
@@ -60,14 +63,29 @@ impl CfsBalancer {
             update_idle_cpu_scan(dst, sd, view, hints);
         }
         let st_failed = self.state[dst][sd_idx].nr_balance_failed;
-        let busiest = find_busiest_group(&stats).and_then(|b| {
-            let mode = self.calculate_imbalance(dst, sd_idx, sd, idle, view, &stats, b)?;
-            let src = self.find_busiest_queue(sd, b, mode, view)?;
-            Some((src, mode))
-        });
+        // lb_nobusyg: no busiest group (or it is balanced); lb_nobusyq: no busiest queue.
+        let mut nobusy = [0u64; 2];
+        let busiest = find_busiest_group(&stats)
+            .and_then(|b| {
+                let mode = self.calculate_imbalance(dst, sd_idx, sd, idle, view, &stats, b);
+                Some((b, mode?))
+            })
+            .or_else(|| {
+                nobusy[0] = 1;
+                None
+            })
+            .and_then(|(b, mode)| {
+                let src = self.find_busiest_queue(sd, b, mode, view);
+                nobusy[1] = u64::from(src.is_none());
+                Some((src?, mode))
+            });
         let Some((src, mode)) = busiest else {
             // out_balanced
             let st = &mut self.state[dst][sd_idx];
+            let lb = &mut st.stat.lb[ix];
+            lb.lb_balanced += 1;
+            lb.lb_nobusyg += nobusy[0];
+            lb.lb_nobusyq += nobusy[1];
             st.nr_balance_failed = 0;
             if idle != IdleType::NewlyIdle && st.balance_interval_ms < sd.max_interval_ms {
                 st.balance_interval_ms = (st.balance_interval_ms * 2).min(sd.max_interval_ms);
@@ -82,7 +100,15 @@ impl CfsBalancer {
             mode,
             failed: st_failed,
         };
-        let moved = self.detach_tasks(&pass, view, out);
+        let (moved, hot) = self.detach_tasks(&pass, view, out);
+        let lb = &mut self.state[dst][sd_idx].stat.lb[ix];
+        lb.lb_imbalance += match mode {
+            Mode::Tasks(n) => n as u64,
+            Mode::Load(l) => l,
+        };
+        lb.lb_gained += moved as u64;
+        lb.lb_hot_gained += hot;
+        lb.lb_failed += u64::from(moved == 0);
         self.balance_done(&pass, sd_idx, moved, view, out);
         moved
     }
@@ -194,13 +220,14 @@ impl CfsBalancer {
     }
 
     /// `detach_tasks()`: walks the source's queue from its least favoured end and plans the
-    /// moves `can_migrate_task()` allows, up to the imbalance; returns how many.
+    /// moves `can_migrate_task()` allows, up to the imbalance; returns how many, and how
+    /// many of them were cache-hot (`lb_hot_gained`).
     fn detach_tasks(
         &mut self,
         pass: &Pass<'_>,
         view: &SchedView<'_>,
         out: &mut BalanceOut,
-    ) -> usize {
+    ) -> (usize, u64) {
         let Pass {
             dst,
             src,
@@ -210,6 +237,7 @@ impl CfsBalancer {
             failed: st_failed,
         } = *pass;
         let mut moved = 0usize;
+        let mut hot_moved = 0u64;
         let mut tasks_left = match mode {
             Mode::Tasks(n) => n,
             Mode::Load(_) => u32::MAX,
@@ -254,13 +282,14 @@ impl CfsBalancer {
             self.plan(t, src, dst, view);
             src_runnable -= 1;
             moved += 1;
+            hot_moved += u64::from(hot);
             if idle == IdleType::NewlyIdle {
                 break;
             }
         }
         self.detach_scratch = queued;
         out.cost_ns += examined * view.profile().search.lb_per_task_ns;
-        moved
+        (moved, hot_moved)
     }
 
     /// The `nr_migrate` coldest tasks of the source's queue as earlier passes of this call
@@ -347,6 +376,9 @@ impl CfsBalancer {
                 // Kicked: leave the count where hot tasks stay movable but another active
                 // balance needs two more failures.
                 self.state[dst][sd_idx].nr_balance_failed = cache_nice_tries + 1;
+                // alb_count, alb_pushed: the stopper always finds the candidate here.
+                self.state[dst][sd_idx].stat.alb_count += 1;
+                self.state[dst][sd_idx].stat.alb_pushed += 1;
                 kicked = true;
             }
         } else {

@@ -232,7 +232,9 @@ impl Simulation {
             return;
         };
         let c = &self.core.cpus[cpu];
-        let done = (self.core.now - c.seg_start) as f64 * c.speed;
+        let wall = (self.core.now - c.seg_start) as f64;
+        let done = wall * c.speed;
+        self.stats.smt_stretch += wall - done;
         let task = &mut self.core.tasks[t];
         task.seg_left = (task.seg_left - done).max(0.0);
         self.core.cpus[cpu].seg_start = self.core.now;

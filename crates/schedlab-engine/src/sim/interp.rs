@@ -362,6 +362,7 @@ impl Simulation {
             }
             Op::Yield => {
                 self.core.tasks[t].pc += 1;
+                self.stats.sched[cpu].yld_count += 1;
                 return Some(StepOutcome::Yield);
             }
             _ => return Some(StepOutcome::Exit),

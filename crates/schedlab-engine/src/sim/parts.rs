@@ -10,7 +10,7 @@
 //!   exits by idle state and the count of idle CPUs;
 //! * [`Net`] — the loopback softirq and `ksoftirqd` state and the TCP ACK state;
 //! * [`Stats`] — what the run reports: counters, placement steps, migration levels, the
-//!   event hash and the trace;
+//!   `/proc/schedstat` counts, the event hash and the trace;
 //! * [`RunState`] — the run itself: its options, random streams, liveness counts and end.
 
 use super::softirq::Softirqs;
@@ -26,6 +26,7 @@ use crate::profile::MachineProfile;
 use crate::rng::{SimRng, Stream, stream};
 use crate::rq::RunQueue;
 use crate::rwlock::RwLock;
+use crate::schedstat::CpuStat;
 use crate::seg_timers;
 use crate::state::{Cpu, CpuMode, Task};
 use crate::task::{TaskId, Workload};
@@ -250,7 +251,18 @@ pub(crate) struct Stats {
     pub iw_last: Time,
     /// Thread groups, `(mm key, leader pid)` (the trace's tgids).
     pub tgids: Vec<(u32, u32)>,
+    /// Per CPU, the `/proc/schedstat` counts kept as the run goes (its domain lines are
+    /// filled at the end from `ttwu_dom` and the balancer).
+    pub sched: Vec<CpuStat>,
+    /// Per CPU and domain index (`cpu * MAX_DOMAINS + k`): `[ttwu_wake_remote,
+    /// ttwu_move_affine]`.
+    pub ttwu_dom: Vec<[u64; 2]>,
+    /// Busy time beyond the work done (SMT sharing), ns, summed as segments settle.
+    pub smt_stretch: f64,
 }
+
+/// The most domain levels one CPU's chain has that `ttwu_dom` keeps.
+pub(crate) const MAX_DOMAINS: usize = 16;
 
 impl Stats {
     pub(super) fn new(nr_cpus: usize, trace: bool) -> Stats {
@@ -271,6 +283,9 @@ impl Stats {
             }),
             iw_last: 0,
             tgids: Vec::new(),
+            sched: vec![CpuStat::default(); nr_cpus],
+            ttwu_dom: vec![[0; 2]; nr_cpus * MAX_DOMAINS],
+            smt_stretch: 0.0,
         }
     }
 }

@@ -20,6 +20,7 @@ impl Simulation {
         let prev = self.core.cpus[cpu].curr;
         self.core.cpus[cpu].need_resched = false;
         self.core.cpus[cpu].resched_lazy = false;
+        self.stats.sched[cpu].sched_count += 1;
         if let Some(p) = prev {
             self.update_curr(cpu);
             self.settle(cpu);
@@ -43,12 +44,14 @@ impl Simulation {
                 self.newidle_balance(cpu);
                 next = self.pick_next_and_dequeue(cpu);
                 if next.is_none() {
+                    self.stats.sched[cpu].sched_goidle += 1;
                     self.go_idle(cpu);
                     return;
                 }
                 self.switch_to(cpu, None, None, next.unwrap_or_default());
                 return;
             }
+            self.stats.sched[cpu].sched_goidle += 1;
             self.go_idle(cpu);
             return;
         }
@@ -181,6 +184,9 @@ impl Simulation {
         {
             let t = &mut self.core.tasks[next];
             t.run_delay_ns += now - t.runnable_since;
+            let st = &mut self.stats.sched[cpu];
+            st.run_delay_ns += now - t.runnable_since;
+            st.timeslices += u64::from(prev != Some(next));
             if let Some(w) = t.wake_time.take() {
                 let _ = self.stats.counters.wakeup_latency.record((now - w).max(1));
             }

@@ -97,6 +97,7 @@ impl Simulation {
             {
                 self.settle(cpu);
                 self.core.tasks[t].seg_left += out.cost_ns as f64;
+                self.stats.counters.balance_charged_ns += out.cost_ns;
                 self.start_segment(cpu);
             }
         }

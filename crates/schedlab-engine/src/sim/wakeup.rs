@@ -62,6 +62,9 @@ impl Simulation {
         if rec.pulled() {
             self.stats.counters.wakeups_affine += u64::from(flags.contains(WakeFlags::TTWU));
         }
+        if flags.contains(WakeFlags::TTWU) {
+            self.ttwu_schedstat(waker_cpu, cpu, prev, &rec);
+        }
         if let Some(tr) = &mut self.stats.trace {
             tr.events.push(TraceEvent::Placement {
                 ts_ns: self.core.now,
@@ -212,6 +215,9 @@ impl Simulation {
             }
             _ => 0.0,
         };
+        if waker.is_some() {
+            self.count_wake_cost(remote, via, cost.wake as u64);
+        }
         // A remote wakee cannot arrive before the waker has finished the work that precedes
         // the IPI or the remote enqueue: its syscall so far, the search and the wake itself
         // (and, for a batch of wakeups in one op, the wakeups before it).
@@ -228,6 +234,25 @@ impl Simulation {
         }
         self.ttwu_queue(p, cpu, flags, via, waker.is_some(), lead);
         cost
+    }
+
+    /// The time budget's wakeup classes: the waker's local or remote wake work, the IPI
+    /// send split out of a remote one (none to a polling CPU, which needs no send).
+    fn count_wake_cost(&mut self, remote: bool, via: Via, wake: u64) {
+        let c = &mut self.stats.counters;
+        if !remote {
+            c.wake_local_cost_ns += wake;
+            return;
+        }
+        let send = self.core.profile.wakeup.ipi_send_ns.min(wake);
+        match via {
+            Via::IdleIpi | Via::Wakelist => {
+                c.ipi_send_cost_ns += send;
+                c.wake_remote_cost_ns += wake - send;
+            }
+            Via::Polling => c.wake_remote_cost_ns += wake - send,
+            _ => c.wake_remote_cost_ns += wake,
+        }
     }
 
     /// `ttwu_runnable()`: `p` is still queued (DELAY_DEQUEUE), so it is only made runnable

@@ -35,7 +35,7 @@ pub struct PageMeta {
     pub description: Option<String>,
 }
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -21,6 +21,10 @@
 //!    carrying the decision as debug annotations and starting a flow, and an
 //!    instant on the wakee's track at its next switch-in that ends the flow.
 //!
+//! [`write_perfetto_file_with_counters`] (what `schedlab run --trace` writes) appends, on
+//! sequence 3, counter tracks of the per-CPU schedstat counts the events show
+//! ([`counters`]).
+//!
 //! Field numbers and their sources are listed in [`proto`].
 
 pub mod proto;
@@ -46,6 +50,8 @@ pub const CHUNK_EVENTS: usize = 1000;
 pub const FTRACE_SEQUENCE: u32 = 1;
 /// Sequence id of the track descriptors and track events.
 pub const TRACK_SEQUENCE: u32 = 2;
+/// Sequence id of the counter tracks ([`counters`]).
+pub const COUNTER_SEQUENCE: u32 = 3;
 /// Category of all schedlab track events.
 pub const CATEGORY: &str = "schedlab";
 /// `kind` annotation value of a placement instant (what the decoder keys on).
@@ -130,23 +136,23 @@ impl<'a> Names<'a> {
     }
 }
 
-struct PacketSink<'w, W: Write> {
-    w: &'w mut W,
-    buf: Vec<u8>,
-    seq_started: BTreeSet<u32>,
+pub(crate) struct PacketSink<'w, W: Write> {
+    pub(crate) w: &'w mut W,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) seq_started: BTreeSet<u32>,
 }
 
 impl<W: Write> PacketSink<'_, W> {
     /// Writes one `Trace.packet` (field 1, length-delimited) so that the file
     /// is a valid `Trace` message without building it all in memory.
-    fn emit(&mut self, mut packet: TracePacket) -> io::Result<()> {
+    pub(crate) fn emit(&mut self, mut packet: TracePacket) -> io::Result<()> {
         if let Some(seq) = packet.trusted_packet_sequence_id {
             if self.seq_started.insert(seq) {
                 packet.first_packet_on_sequence = Some(true);
-                if seq == TRACK_SEQUENCE {
+                if seq == TRACK_SEQUENCE || seq == COUNTER_SEQUENCE {
                     packet.sequence_flags = Some(proto::SEQ_INCREMENTAL_STATE_CLEARED);
                 }
-            } else if seq == TRACK_SEQUENCE
+            } else if (seq == TRACK_SEQUENCE || seq == COUNTER_SEQUENCE)
                 && matches!(packet.data, Some(PacketData::TrackEvent(_)))
             {
                 packet.sequence_flags = Some(proto::SEQ_NEEDS_INCREMENTAL_STATE);
@@ -161,7 +167,7 @@ impl<W: Write> PacketSink<'_, W> {
     }
 }
 
-fn packet(seq: u32, ts: Option<u64>, data: PacketData) -> TracePacket {
+pub(crate) fn packet(seq: u32, ts: Option<u64>, data: PacketData) -> TracePacket {
     TracePacket {
         timestamp: ts,
         trusted_packet_sequence_id: Some(seq),
@@ -363,6 +369,7 @@ pub fn write_perfetto(trace: &Trace, w: &mut impl Write) -> io::Result<()> {
                         )),
                         flow_ids: vec![flow],
                         terminating_flow_ids: Vec::new(),
+                        counter_value: None,
                     };
                     tracks.push(packet(
                         TRACK_SEQUENCE,
@@ -415,6 +422,7 @@ fn switch_in_packet(ts: u64, cpu: u32, pid: u32, flow: u64, names: &Names<'_>) -
         )),
         flow_ids: Vec::new(),
         terminating_flow_ids: vec![flow],
+        counter_value: None,
     };
     packet(TRACK_SEQUENCE, Some(ts), PacketData::TrackEvent(te))
 }
@@ -488,6 +496,7 @@ fn emit_track_descriptors<W: Write>(
                 name: Some(format!("cpu{cpu} wakeups from idle/irq")),
                 thread: None,
                 parent_uuid: None,
+                counter: None,
             }),
         ))?;
     }
@@ -504,6 +513,7 @@ fn emit_track_descriptors<W: Write>(
                     thread_name: Some(names.comm_on(pid, 0)),
                 }),
                 parent_uuid: None,
+                counter: None,
             }),
         ))?;
     }
@@ -513,6 +523,12 @@ fn emit_track_descriptors<W: Write>(
 /// Writes `trace` to the file at `path` as Perfetto protobuf.
 pub fn write_perfetto_file(trace: &Trace, path: &Path) -> Result<(), TraceError> {
     crate::write_file(path, |w| write_perfetto(trace, w))
+}
+
+/// [`write_perfetto_file`] with the per-CPU schedstat counter tracks
+/// ([`counters::write_perfetto_with_counters`]).
+pub fn write_perfetto_file_with_counters(trace: &Trace, path: &Path) -> Result<(), TraceError> {
+    crate::write_file(path, |w| counters::write_perfetto_with_counters(trace, w))
 }
 
 /// Reads a Perfetto file (one written by [`write_perfetto`], or a `traced` recording of
@@ -531,6 +547,7 @@ pub fn read_perfetto_file_with_stats(path: &Path) -> Result<(Trace, DecodeStats)
 }
 
 mod compact;
+pub mod counters;
 mod decode;
 mod dump;
 pub use decode::{DecodeStats, decode_perfetto, decode_perfetto_with_stats};

@@ -460,7 +460,17 @@ pub struct TrackDescriptor {
     /// Parent track.
     #[prost(uint64, optional, tag = "5")]
     pub parent_uuid: Option<u64>,
+    /// Makes the track a counter track (its events carry `counter_value`).
+    #[prost(message, optional, tag = "8")]
+    pub counter: Option<CounterDescriptor>,
 }
+
+/// `perfetto.protos.CounterDescriptor` (no fields set: a plain counter).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CounterDescriptor {}
+
+/// `TrackEvent.Type.TYPE_COUNTER`.
+pub const TRACK_EVENT_TYPE_COUNTER: i32 = 4;
 
 /// `perfetto.protos.ThreadDescriptor` (subset).
 #[derive(Clone, PartialEq, prost::Message)]
@@ -503,6 +513,9 @@ pub struct TrackEvent {
     /// Flows ending at this event.
     #[prost(fixed64, repeated, packed = "false", tag = "48")]
     pub terminating_flow_ids: Vec<u64>,
+    /// A counter track's value at this event.
+    #[prost(int64, optional, tag = "30")]
+    pub counter_value: Option<i64>,
 }
 
 /// `perfetto.protos.DebugAnnotation` (subset; `name_field` and `value` oneofs

@@ -1,0 +1,202 @@
+//! `schedlab explain`: why one variant beats another, in the kernel's own counters and in
+//! time. For each sweep point and each variant against the baseline: the time budget of
+//! both (`budget.rs`), every counter side by side with its difference, ordered by how much
+//! of the budget's change its cost class accounts for (`diff.rs`), and one sentence naming
+//! the top three contributors. `sensitivity.rs` reruns the comparison with each cost class
+//! of the machine profile halved and doubled; `render.rs` writes the text and `html.rs`
+//! the section of the HTML report.
+
+pub mod budget;
+pub mod counters;
+pub mod diff;
+pub mod html;
+pub mod render;
+pub mod sensitivity;
+
+use crate::ExperimentError;
+use crate::plan::Plan;
+use crate::report::{CompareReport, Direction, point_label};
+use crate::runner::RunRecord;
+use budget::Budget;
+pub use counters::ExplainCounters;
+use diff::{ClassDelta, CounterRow};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema tag of `explain --json`.
+pub const EXPLAIN_SCHEMA: &str = "schedlab.explain/1";
+
+/// Mean counters of one (point, variant) over its repetitions, flattened by name
+/// (`busy_ns`, `cost.refetch`, `idle_exit.C1`, `count.ttwu_count`, ...).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mean(BTreeMap<String, f64>);
+
+impl Mean {
+    /// The mean of the runs' counters.
+    pub fn of(runs: &[&ExplainCounters]) -> Mean {
+        let mut m: BTreeMap<String, f64> = BTreeMap::new();
+        let n = runs.len().max(1) as f64;
+        for r in runs {
+            let mut add = |k: String, v: u64| *m.entry(k).or_default() += v as f64 / n;
+            add("nr_cpus".into(), r.nr_cpus);
+            add("elapsed_ns".into(), r.elapsed_ns);
+            add("busy_ns".into(), r.busy_ns);
+            add("idle_ns".into(), r.idle_ns);
+            add("idle_while_waiting_ns".into(), r.idle_while_waiting_ns);
+            add("run_delay_ns".into(), r.run_delay_ns);
+            for (k, v) in &r.costs {
+                add(format!("cost.{k}"), *v);
+            }
+            for (k, v) in &r.idle_exit {
+                add(format!("idle_exit.{k}"), *v);
+            }
+            for (k, v) in &r.counts {
+                add(format!("count.{k}"), *v);
+            }
+        }
+        Mean(m)
+    }
+
+    /// The value of `key` (0 when absent).
+    pub fn get(&self, key: &str) -> f64 {
+        self.0.get(key).copied().unwrap_or(0.0)
+    }
+
+    /// The entries under `prefix`, the prefix removed.
+    pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, f64)> {
+        self.0
+            .iter()
+            .filter_map(move |(k, v)| k.strip_prefix(prefix).map(|s| (s, *v)))
+    }
+}
+
+/// One variant against the baseline at one point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VariantExplanation {
+    /// Canonical variant name.
+    pub variant: String,
+    /// The headline verdict (`better 6.7 %`, ...).
+    pub verdict: String,
+    /// Its direction.
+    pub direction: Direction,
+    /// `mean / baseline mean` of the headline metric.
+    pub ratio: f64,
+    /// How each budget line changed, largest first.
+    pub classes: Vec<ClassDelta>,
+    /// Every counter side by side, ordered by the share of its class.
+    pub counters: Vec<CounterRow>,
+    /// The top three contributors in one sentence.
+    pub summary: String,
+}
+
+/// One sweep point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointExplanation {
+    /// The point's parameters (`clients=8`), empty without a sweep.
+    pub label: String,
+    /// Each variant's budget, baseline first.
+    pub budgets: Vec<Budget>,
+    /// Each non-baseline variant against the baseline.
+    pub versus: Vec<VariantExplanation>,
+}
+
+/// The whole explanation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// [`EXPLAIN_SCHEMA`].
+    pub schema: String,
+    /// The machine.
+    pub topology: String,
+    /// The workload.
+    pub workload: String,
+    /// The headline metric.
+    pub metric: String,
+    /// Whether a lower metric is better (a time).
+    pub lower_is_better: bool,
+    /// By sweep point.
+    pub points: Vec<PointExplanation>,
+}
+
+/// Refuses what explain cannot explain: fewer than two variants.
+pub fn check_plan(plan: &Plan) -> Result<(), ExperimentError> {
+    if plan.experiment.variants.len() < 2 {
+        return Err(ExperimentError::Input(format!(
+            "explain needs two or more variants to explain a difference (got {}); give -v BASELINE -v OTHER",
+            plan.experiment.variants.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Explains a finished comparison from its report and runs.
+pub fn explain(report: &CompareReport, records: &[RunRecord]) -> Explanation {
+    let lower = matches!(report.metric.better, schedlab_metrics::Better::Lower);
+    let points = report
+        .points
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let means: Vec<Mean> = (0..p.variants.len())
+                .map(|vi| {
+                    let runs: Vec<&ExplainCounters> = records
+                        .iter()
+                        .filter(|r| r.key.point == pi && r.key.variant == vi)
+                        .map(|r| &r.counters.explain)
+                        .collect();
+                    Mean::of(&runs)
+                })
+                .collect();
+            let budgets: Vec<Budget> = p
+                .variants
+                .iter()
+                .zip(&means)
+                .map(|(v, m)| budget::budget(&v.variant, m))
+                .collect();
+            let versus = p
+                .variants
+                .iter()
+                .enumerate()
+                .skip(1)
+                .map(|(vi, v)| {
+                    let verdict = v.verdict_or_derived(
+                        report.metric.better,
+                        p.variants[0].samples.len(),
+                        false,
+                    );
+                    let classes = diff::class_deltas(&budgets[0], &budgets[vi]);
+                    let counters = diff::counter_rows(&means[0], &means[vi], &classes);
+                    let summary = diff::summary(
+                        &v.variant,
+                        &p.variants[0].variant,
+                        &verdict,
+                        lower && report.metric.name.contains("time"),
+                        &classes,
+                        &counters,
+                    );
+                    VariantExplanation {
+                        variant: v.variant.clone(),
+                        verdict: verdict.text,
+                        direction: verdict.direction,
+                        ratio: v.ratio,
+                        classes,
+                        counters,
+                        summary,
+                    }
+                })
+                .collect();
+            PointExplanation {
+                label: point_label(p),
+                budgets,
+                versus,
+            }
+        })
+        .collect();
+    Explanation {
+        schema: EXPLAIN_SCHEMA.into(),
+        topology: report.topology.clone(),
+        workload: report.workload.clone(),
+        metric: report.metric.name.clone(),
+        lower_is_better: lower,
+        points,
+    }
+}
