@@ -228,6 +228,17 @@ fn one_cpu_pair(loops: u64) -> Workload {
     w
 }
 
+/// Runs `w` under variant `v` with the trace on and returns the trace.
+fn traced(v: &str, topo: &Arc<schedlab_topo::Topology>, w: Workload) -> schedlab_trace::Trace {
+    let opts = schedlab_engine::SimOptions {
+        trace: true,
+        ..Default::default()
+    };
+    let mut sim = common::simulation(v, topo, w, opts);
+    sim.run();
+    sim.take_trace().expect("traced")
+}
+
 /// From a trace: for each wakeup that preempted its waker (the waker switched out runnable
 /// for the wakee), the time from the wakeup to the switch, ns.
 fn preempting_wakeup_delays(events: &[TraceEvent]) -> Vec<u64> {
@@ -261,16 +272,7 @@ fn preempting_wakeup_delays(events: &[TraceEvent]) -> Vec<u64> {
 #[test]
 fn a_wakeup_preemption_waits_for_the_wakers_return_to_user() {
     let topo = Arc::new(regular("1x2", "test", 1, 1, 2, 1, false).unwrap());
-    let delays = |v: &str| {
-        let opts = schedlab_engine::SimOptions {
-            trace: true,
-            ..Default::default()
-        };
-        let mut sim = common::simulation(v, &topo, one_cpu_pair(200), opts);
-        sim.run();
-        let tr = sim.take_trace().expect("traced");
-        preempting_wakeup_delays(&tr.events)
-    };
+    let delays = |v: &str| preempting_wakeup_delays(&traced(v, &topo, one_cpu_pair(200)).events);
     let full = delays("linux-3.10,PREEMPT_FULL");
     let voluntary = delays("linux-3.10,PREEMPT_FULL,PREEMPT_VOLUNTARY");
     assert!(
@@ -385,13 +387,7 @@ fn a_lazy_wakeup_preemption_waits_for_the_tick() {
     sleeper.affinity = on0();
     w.spawn(sleeper);
     let mean_latency = |v: &str| {
-        let opts = schedlab_engine::SimOptions {
-            trace: true,
-            ..Default::default()
-        };
-        let mut sim = common::simulation(v, &topo, w.clone(), opts);
-        sim.run();
-        let tr = sim.take_trace().expect("traced");
+        let tr = traced(v, &topo, w.clone());
         let (mut woken, mut sum, mut n) = (None, 0u64, 0u64);
         for e in &tr.events {
             match *e {
