@@ -62,33 +62,6 @@ pub enum PreemptModel {
     Lazy,
 }
 
-impl PreemptModel {
-    /// Every model, in `Kconfig.preempt` order.
-    pub const ALL: [PreemptModel; 4] = [
-        PreemptModel::None,
-        PreemptModel::Voluntary,
-        PreemptModel::Full,
-        PreemptModel::Lazy,
-    ];
-
-    /// The name `preempt=` and `/sys/kernel/debug/sched/preempt` use.
-    pub fn name(self) -> &'static str {
-        match self {
-            PreemptModel::None => "none",
-            PreemptModel::Voluntary => "voluntary",
-            PreemptModel::Full => "full",
-            PreemptModel::Lazy => "lazy",
-        }
-    }
-
-    /// The model of a `preempt=` name.
-    pub fn from_name(s: &str) -> Option<PreemptModel> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.name().eq_ignore_ascii_case(s.trim()))
-    }
-}
-
 /// Scheduler tunables (unscaled base values, as in the kernel's normalized sysctls).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tunables {

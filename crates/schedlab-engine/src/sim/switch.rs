@@ -313,11 +313,7 @@ impl Simulation {
         if self.core.cpus[cpu].curr.is_none() {
             return;
         }
-        let lazy = self.core.cfg.preempt == PreemptModel::Lazy;
-        let c = &mut self.core.cpus[cpu];
-        // A full request already pending stays full.
-        c.resched_lazy = lazy && (!c.need_resched || c.resched_lazy);
-        c.need_resched = true;
+        self.request_resched(cpu);
         if self.run.executing == Some(cpu) {
             // The waker itself, inside its syscall: `continue_task` decides at the op's end.
             return;
@@ -325,6 +321,16 @@ impl Simulation {
         if self.resched_takes_effect(cpu) {
             self.schedule(cpu, None);
         }
+    }
+
+    /// Sets `cpu`'s need_resched for a fair-class request: the lazy bit under PREEMPT_LAZY
+    /// (6.13 `resched_curr_lazy()`), the full one otherwise; a full request already pending
+    /// stays full.
+    pub(super) fn request_resched(&mut self, cpu: CpuId) {
+        let lazy = self.core.cfg.preempt == PreemptModel::Lazy;
+        let c = &mut self.core.cpus[cpu];
+        c.resched_lazy = lazy && (!c.need_resched || c.resched_lazy);
+        c.need_resched = true;
     }
 
     /// Whether a pending reschedule of `cpu` takes effect now, at an interrupt (the IPI of

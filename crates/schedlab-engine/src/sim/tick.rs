@@ -8,7 +8,7 @@
 
 use super::Simulation;
 use super::queue::Event;
-use crate::config::{ClassKind, PreemptModel};
+use crate::config::ClassKind;
 use crate::state::TaskState;
 use crate::task::TaskId;
 use schedlab_topo::CpuId;
@@ -63,9 +63,7 @@ impl Simulation {
             self.stats.counters.preempt_tick += 1;
             // The tick's own request (`update_curr()` → `resched_curr_lazy()` in 6.13+) is
             // lazy under PREEMPT_LAZY: acted on at the return to user or the next tick.
-            let c = &mut self.core.cpus[cpu];
-            c.resched_lazy = !c.need_resched && self.core.cfg.preempt == PreemptModel::Lazy;
-            c.need_resched = true;
+            self.request_resched(cpu);
         }
         self.run_balancer(cpu, false);
         if self.core.cpus[cpu].need_resched && self.resched_takes_effect(cpu) {

@@ -187,15 +187,7 @@ impl Simulation {
                 self.core.profile.wakeup.local_wake_ns
             } as f64;
         }
-        if let Some(tr) = &mut self.stats.trace {
-            tr.events.push(TraceEvent::Waking {
-                ts_ns: self.core.now,
-                cpu: waker_cpu.index() as u32,
-                pid: p.pid(),
-                prio: 120 + self.core.tasks[p].nice,
-                target_cpu: cpu.index() as u32,
-            });
-        }
+        self.trace_waking(p, waker_cpu, cpu);
         if cpu != self.core.tasks[p].cpu {
             self.migrate_task(p, cpu, false);
         }
@@ -267,25 +259,8 @@ impl Simulation {
         self.sync_task_pelt(p);
         self.core.tasks[p].delayed = false;
         self.core.cpus[cpu].nr_delayed -= 1;
-        if let Some(tr) = &mut self.stats.trace {
-            let (ts_ns, pid, prio) = (self.core.now, p.pid(), 120 + self.core.tasks[p].nice);
-            let target_cpu = cpu.index() as u32;
-            let cpu = waker_cpu.index() as u32;
-            tr.events.push(TraceEvent::Waking {
-                ts_ns,
-                cpu,
-                pid,
-                prio,
-                target_cpu,
-            });
-            tr.events.push(TraceEvent::Wakeup {
-                ts_ns,
-                cpu: target_cpu,
-                pid,
-                prio,
-                target_cpu,
-            });
-        }
+        self.trace_waking(p, waker_cpu, cpu);
+        self.trace_wakeup(p, cpu);
         if self.core.cfg.features.delay_zero {
             self.update_curr(cpu);
             self.save_lag(cpu, p);
@@ -303,6 +278,32 @@ impl Simulation {
         self.set_waiting(1);
         self.stats.counters.wakeups += 1;
         self.wakeup_preempt(cpu, p, sync, false);
+    }
+
+    /// `sched_waking` of `p`, on the waker's CPU, for `target` (a traced run only).
+    fn trace_waking(&mut self, p: TaskId, waker_cpu: CpuId, target: CpuId) {
+        if let Some(tr) = &mut self.stats.trace {
+            tr.events.push(TraceEvent::Waking {
+                ts_ns: self.core.now,
+                cpu: waker_cpu.index() as u32,
+                pid: p.pid(),
+                prio: 120 + self.core.tasks[p].nice,
+                target_cpu: target.index() as u32,
+            });
+        }
+    }
+
+    /// `sched_wakeup` of `p`, enqueued on `cpu` (a traced run only).
+    fn trace_wakeup(&mut self, p: TaskId, cpu: CpuId) {
+        if let Some(tr) = &mut self.stats.trace {
+            tr.events.push(TraceEvent::Wakeup {
+                ts_ns: self.core.now,
+                cpu: cpu.index() as u32,
+                pid: p.pid(),
+                prio: 120 + self.core.tasks[p].nice,
+                target_cpu: cpu.index() as u32,
+            });
+        }
     }
 
     /// `ttwu_stat()`: counts a wakeup that places its task, by kind.
@@ -420,16 +421,8 @@ impl Simulation {
         self.core.tasks[p].runnable_since = self.core.now;
         self.rq_insert(cpu, p);
         self.set_waiting(1);
-        if let Some(tr) = &mut self.stats.trace
-            && !initial
-        {
-            tr.events.push(TraceEvent::Wakeup {
-                ts_ns: self.core.now,
-                cpu: cpu.index() as u32,
-                pid: p.pid(),
-                prio: 120 + self.core.tasks[p].nice,
-                target_cpu: cpu.index() as u32,
-            });
+        if !initial {
+            self.trace_wakeup(p, cpu);
         }
         let sync = flags.contains(WakeFlags::SYNC);
         let fork = flags.contains(WakeFlags::FORK);
