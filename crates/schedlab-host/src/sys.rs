@@ -234,8 +234,8 @@ pub(crate) fn futex_wait(word: &AtomicU32, val: u32, timeout: Duration) {
     };
 }
 
-/// FUTEX_WAKE up to `n` waiters on `word`.
-pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
+/// FUTEX_WAKE up to `n` waiters on `word`; returns how many it woke (negative on error).
+pub(crate) fn futex_wake(word: &AtomicU32, n: i32) -> i64 {
     // SAFETY: word is a valid, aligned u32.
     unsafe {
         libc::syscall(
@@ -244,7 +244,21 @@ pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
             libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
             n,
         )
-    };
+    }
+}
+
+/// The calling thread's id (for `/proc/self/task/TID/stat`).
+pub(crate) fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// Whether thread `tid` of this process is asleep (`S` in `/proc/self/task/TID/stat`).
+pub(crate) fn thread_sleeping(tid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('S')))
+        .unwrap_or(false)
 }
 
 /// Makes the calling thread `SCHED_IDLE`: woken, it never preempts a normal task

@@ -169,8 +169,14 @@ pub struct WakeupCosts {
     pub ttwu_queue_delay_ns: u64,
     /// Waker-side cost of waking a task onto its own CPU, ns.
     pub local_wake_ns: u64,
-    /// Waker-side cost of waking a task onto another CPU, ns.
+    /// Waker-side cost of waking a task onto another CPU, ns: onto an idle one (the wakelist
+    /// or the IPI that ends its idle), and onto any other where `remote_busy_wake_ns` is 0.
     pub remote_wake_ns: u64,
+    /// Waker-side cost of waking a task onto another CPU of its LLC that is running a task,
+    /// ns: `ttwu_queue()` takes that CPU's runqueue lock and enqueues there, and sends no IPI
+    /// unless the wakee preempts (`ttwu_queue_cond()` uses the wakelist only for an idle CPU
+    /// or another LLC). 0: not measured, the same as `remote_wake_ns`.
+    pub remote_busy_wake_ns: u64,
     /// Of `remote_wake_ns`, the sending of the IPI (the APIC write; in a guest a VM exit or a
     /// send-IPI hypercall), ns: the waker pays it after the IPI has left, so it overlaps the
     /// delivery instead of delaying the wakee. 0: not separated.
@@ -336,6 +342,7 @@ impl Default for WakeupCosts {
             ttwu_queue_delay_ns: 2000,
             local_wake_ns: 300,
             remote_wake_ns: 1000,
+            remote_busy_wake_ns: 0,
             ipi_send_ns: 0,
             governor: Governor::Menu,
             idle_states: vec![
@@ -490,6 +497,10 @@ impl MachineProfile {
             ),
             ("wakeup.local_wake_ns", self.wakeup.local_wake_ns),
             ("wakeup.remote_wake_ns", self.wakeup.remote_wake_ns),
+            (
+                "wakeup.remote_busy_wake_ns",
+                self.wakeup.remote_busy_wake_ns,
+            ),
             ("wakeup.ipi_send_ns", self.wakeup.ipi_send_ns),
             ("search.scan_per_cpu_ns", self.search.scan_per_cpu_ns),
             (

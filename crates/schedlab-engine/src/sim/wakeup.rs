@@ -178,14 +178,11 @@ impl Simulation {
         } else {
             self.stats.counters.wakeups_remote += 1;
         }
+        let via = self.wake_path(remote, waker_cpu, cpu);
         let mut cost = WakeCost::NONE;
         if waker.is_some() {
             cost.search = search;
-            cost.wake = if remote {
-                self.core.profile.wakeup.remote_wake_ns
-            } else {
-                self.core.profile.wakeup.local_wake_ns
-            } as f64;
+            cost.wake = self.wake_cost_ns(via) as f64;
         }
         self.trace_waking(p, waker_cpu, cpu);
         if cpu != self.core.tasks[p].cpu {
@@ -195,7 +192,6 @@ impl Simulation {
         self.core.tasks[p].wake_time = Some(self.core.now);
         self.run.nr_active += 1;
         self.core.cpus[cpu].pending += 1;
-        let via = self.wake_path(remote, waker_cpu, cpu);
         // The waker sends an IPI at the end of its wake work: the send itself (`ipi_send_ns`
         // of `remote_wake_ns`) runs while the IPI is delivered; a polling CPU needs no send.
         let send = self.core.profile.wakeup.ipi_send_ns as f64;
@@ -226,6 +222,20 @@ impl Simulation {
         }
         self.ttwu_queue(p, cpu, flags, via, waker.is_some(), lead);
         cost
+    }
+
+    /// The waker's own work for a wakeup by the path it takes (`try_to_wake_up()` →
+    /// `ttwu_queue()`): onto its own CPU; onto another CPU of its LLC that is running a task,
+    /// under that runqueue's lock with no IPI (`remote_busy_wake_ns`, where the profile has
+    /// it; the reschedule IPI of a wakee that preempts there is not split out); onto an idle
+    /// CPU or through another LLC's wakelist, which ends in an IPI (`remote_wake_ns`).
+    fn wake_cost_ns(&self, via: Via) -> u64 {
+        let w = &self.core.profile.wakeup;
+        match via {
+            Via::Local => w.local_wake_ns,
+            Via::Enqueue if w.remote_busy_wake_ns > 0 => w.remote_busy_wake_ns,
+            Via::Enqueue | Via::Polling | Via::IdleIpi | Via::Wakelist => w.remote_wake_ns,
+        }
     }
 
     /// The time budget's wakeup classes: the waker's local or remote wake work, the IPI

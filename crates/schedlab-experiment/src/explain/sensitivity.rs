@@ -28,6 +28,7 @@ pub const SCALED: [(&str, &str, Scale); 11] = [
     ("wake_remote", "remote wakeup", |p, f| {
         // The IPI send is part of the remote wake: keep it so.
         p.wakeup.remote_wake_ns = scale(p.wakeup.remote_wake_ns, f).max(p.wakeup.ipi_send_ns);
+        p.wakeup.remote_busy_wake_ns = scale(p.wakeup.remote_busy_wake_ns, f);
     }),
     ("ipi", "IPI", |p, f| {
         p.wakeup.ipi_ns = scale(p.wakeup.ipi_ns, f);

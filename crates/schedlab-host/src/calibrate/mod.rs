@@ -16,6 +16,8 @@
 //! * `local_wake_ns` / `remote_wake_ns`: the waker's FUTEX_WAKE time with the wakee blocked on
 //!   the waker's CPU (a `SCHED_IDLE` wakee, which does not preempt the waker on the way out)
 //!   / on an idle CPU, minus `syscall_ns`.
+//! * `remote_busy_wake_ns`: the same with a `SCHED_IDLE` wakee blocked on a CPU of the same
+//!   LLC that runs a spinner: the remote runqueue lock and enqueue, without an IPI.
 //! * wake-up latency to an idle CPU (futex wake to the wakee running there): the waker's
 //!   syscall and `remote_wake_ns`, then the IPI, then the idle exit, as the simulator charges
 //!   them; the IPI cannot be split from the exit from user space, so `ipi_ns` keeps its default
@@ -45,7 +47,7 @@ pub use host::HostCpus;
 use crate::control::Deadline;
 use crate::error::HostError;
 use crate::sys::{self, NEVER};
-use probes::{futex_wakes, ping_pong, refetch_per_line, spin_rate, tcp_pair};
+use probes::{futex_wakes, futex_wakes_busy, ping_pong, refetch_per_line, spin_rate, tcp_pair};
 use schedlab_topo::CpuId;
 use schedlab_vocab::DistanceClass;
 use stats::{measure, median, ns_since};
@@ -279,6 +281,16 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     let mut idle_wakeup = None;
     let mut idle_ladder = Vec::new();
     if let Some(&b) = topology.cpus.iter().find(|&&c| c != a) {
+        // Onto a busy CPU of the same LLC (the pairs' LLC partner where the machine has
+        // one), which takes the remote runqueue lock and no IPI.
+        let (bx, by) = pairs.get(&DistanceClass::Llc).copied().unwrap_or((a, b));
+        let busy = measure(share / 4, opts, &deadline, |n| {
+            futex_wakes_busy(bx, by, n.min(200))
+        })?;
+        measured.insert(
+            "wakeup.remote_busy_wake_ns".into(),
+            busy.scaled(busy.value - syscall.value),
+        );
         let mut wakes = Vec::new();
         for &us in &IDLE_LADDER_US {
             let long = us == IDLE_LADDER_US[IDLE_LADDER_US.len() - 1];

@@ -285,6 +285,117 @@ pub(super) fn futex_wakes(
     Ok((median(&mut lats), median(&mut wakes)))
 }
 
+/// The waker's FUTEX_WAKE time (median, ns, syscall included) with the wakee blocked on
+/// CPU `b` while `b` runs another task: `try_to_wake_up()`'s remote path to a busy CPU of the
+/// same LLC (`ttwu_queue()` locks the remote runqueue and enqueues there; no wakelist, since
+/// `ttwu_queue_cond()` queues only to an idle CPU or across LLCs) without the reschedule IPI,
+/// because the `SCHED_IDLE` wakee does not preempt the spinner (`check_preempt_wakeup_fair()`
+/// lets an idle-policy task preempt nothing). The spinner pauses after each wake so that the
+/// wakee can run, answer and block again; a wake is counted only when it found the wakee
+/// asleep in the futex.
+pub(super) fn futex_wakes_busy(a: CpuId, b: CpuId, n: u64) -> Result<f64, HostError> {
+    struct S {
+        word: AtomicU32,
+        acks: AtomicU64,
+        tid: AtomicU64,
+        pause: AtomicBool,
+        spinning: AtomicBool,
+        quit: AtomicBool,
+    }
+    let s = Arc::new(S {
+        word: AtomicU32::new(0),
+        acks: AtomicU64::new(0),
+        tid: AtomicU64::new(0),
+        pause: AtomicBool::new(false),
+        spinning: AtomicBool::new(false),
+        quit: AtomicBool::new(false),
+    });
+    let spawn = |f: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new()
+            .spawn(f)
+            .map_err(|e| HostError::io("calibrate: spawning a thread", e))
+    };
+    let ss = s.clone();
+    let spinner = spawn(Box::new(move || {
+        let _ = sys::pin_to_cpu(b);
+        while !ss.quit.load(Ordering::Acquire) {
+            if ss.pause.load(Ordering::Acquire) {
+                ss.spinning.store(false, Ordering::Release);
+                while ss.pause.load(Ordering::Acquire) && !ss.quit.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_micros(20));
+                }
+            }
+            ss.spinning.store(true, Ordering::Release);
+            for _ in 0..200 {
+                std::hint::spin_loop();
+            }
+        }
+    }))?;
+    let sw = s.clone();
+    let wakee = spawn(Box::new(move || {
+        let _ = sys::pin_to_cpu(b);
+        let _ = sys::set_sched_idle();
+        sw.tid.store(sys::gettid() as u64, Ordering::Release);
+        while !sw.quit.load(Ordering::Acquire) {
+            if sw.word.load(Ordering::Acquire) == 0 {
+                sys::futex_wait(&sw.word, 0, Duration::from_millis(50));
+                continue;
+            }
+            sw.word.store(0, Ordering::Release);
+            sw.acks.fetch_add(1, Ordering::AcqRel);
+        }
+    }))?;
+    let sm = s.clone();
+    let result = on_cpu(a, move || {
+        let mut wakes = Vec::new();
+        let give_up = Instant::now() + Duration::from_secs(2);
+        let mut acked = 0;
+        while (wakes.len() as u64) < n && Instant::now() < give_up {
+            // The wakee asleep in the futex, the spinner running on its CPU.
+            let tid = sm.tid.load(Ordering::Acquire) as i32;
+            let ready = tid != 0
+                && sm.acks.load(Ordering::Acquire) == acked
+                && sm.word.load(Ordering::Acquire) == 0
+                && sm.spinning.load(Ordering::Acquire)
+                && sys::thread_sleeping(tid);
+            if !ready {
+                std::thread::sleep(Duration::from_micros(50));
+                continue;
+            }
+            sm.word.store(1, Ordering::Release);
+            let t0 = sys::monotonic_ns();
+            let woke = sys::futex_wake(&sm.word, 1);
+            let dt = (sys::monotonic_ns() - t0) as f64;
+            // Let the wakee run: the spinner sleeps until the answer.
+            sm.pause.store(true, Ordering::Release);
+            let until = Instant::now() + Duration::from_millis(200);
+            while sm.acks.load(Ordering::Acquire) == acked && Instant::now() < until {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            acked = sm.acks.load(Ordering::Acquire);
+            sm.pause.store(false, Ordering::Release);
+            if woke == 1 {
+                wakes.push(dt);
+            }
+        }
+        wakes
+    });
+    s.quit.store(true, Ordering::Release);
+    s.pause.store(false, Ordering::Release);
+    s.word.store(1, Ordering::Release);
+    sys::futex_wake(&s.word, 1);
+    let _ = wakee.join();
+    let _ = spinner.join();
+    let mut wakes = result?;
+    if wakes.is_empty() {
+        return Err(HostError::WorkerFailed {
+            what: "calibrate wake-up to a busy CPU".into(),
+            detail: "no FUTEX_WAKE found the wakee asleep within 2 s".into(),
+        });
+    }
+    Ok(median(&mut wakes))
+}
+
 /// Busy-loop work per ns on `cpus` at once, per thread.
 pub(super) fn spin_rate(cpus: &[CpuId], dur: Duration) -> Result<f64, HostError> {
     let handles: Vec<_> = cpus

@@ -45,6 +45,10 @@ pub(super) fn method(id: &str) -> &'static str {
         "wakeup.remote_wake_ns" => {
             "FUTEX_WAKE time with the wakee blocked on an idle CPU, minus syscall_ns"
         }
+        "wakeup.remote_busy_wake_ns" => {
+            "FUTEX_WAKE time with a SCHED_IDLE wakee blocked on a busy CPU of the LLC (no IPI), \
+             minus syscall_ns"
+        }
         "wakeup.idle_states[0].exit_ns" => {
             "futex wake-up latency to a CPU idle 5 us (200 us when the idle ladder shows one \
              level), minus ipi_ns, remote_wake_ns and syscall_ns"
@@ -115,7 +119,9 @@ impl Calibration {
                 "not separable from the idle exit from user space (C1 exit_ns holds the rest)"
                     .into()
             }
-            "wakeup.remote_wake_ns" | "wakeup.idle_states[0].exit_ns" => one_cpu.into(),
+            "wakeup.remote_wake_ns"
+            | "wakeup.remote_busy_wake_ns"
+            | "wakeup.idle_states[0].exit_ns" => one_cpu.into(),
             p if p.starts_with("wakeup.idle_states[0].") => user.into(),
             p if p.starts_with("wakeup.idle_states[") => deep.into(),
             "cpu.ctx_switch_ns" | "cpu.ctx_switch_mm_ns" | "cpu.syscall_ns" => user.into(),
