@@ -339,3 +339,47 @@ impl RunState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Core;
+    use crate::config::SchedConfig;
+    use crate::profile::{IdleState, MachineProfile};
+    use schedlab_topo::CpuId;
+    use std::sync::Arc;
+
+    fn core(halted_preempted: bool, available_idle_vcpu: bool, poll: bool) -> Core {
+        let topo = Arc::new(schedlab_topo::regular("two", "test", 1, 1, 2, 1, false).unwrap());
+        let mut p = MachineProfile::default();
+        p.wakeup.halted_vcpu_preempted = halted_preempted;
+        if poll {
+            p.wakeup.idle_states.insert(0, IdleState::poll());
+        }
+        let mut cfg = SchedConfig::default();
+        cfg.features.available_idle_vcpu = available_idle_vcpu;
+        Core::new(topo, p, cfg)
+    }
+
+    /// `available_idle_cpu()`: a halted idle vCPU that its hypervisor reports preempted is
+    /// idle but not available (4.19+); one polling in idle runs, so it is available; before
+    /// 4.19 the searches tested `idle_cpu()` alone.
+    #[test]
+    fn a_halted_vcpu_reported_preempted_is_idle_but_not_available() {
+        let cpu = CpuId::new(1);
+        let bare = core(false, true, false);
+        assert!(bare.view().idle(cpu) && bare.view().available_idle(cpu));
+        let guest = core(true, true, false);
+        assert!(guest.view().idle(cpu));
+        assert!(!guest.view().available_idle(cpu));
+        let mut polling = core(true, true, true);
+        // Entered idle at 0 in the poll state, polling for 1 ms.
+        polling.cpus[1].mode = crate::state::CpuMode::Idle {
+            since: 0,
+            state: 0,
+            hold: 1_000_000,
+        };
+        assert!(polling.view().available_idle(cpu));
+        let before_4_19 = core(true, false, false);
+        assert!(before_4_19.view().available_idle(cpu));
+    }
+}

@@ -113,6 +113,16 @@ pub(super) fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
+/// Whether the haltpoll governor's poll window can never open: `adjust_poll_limit()`
+/// (drivers/cpuidle/governors/haltpoll.c, 5.4+) grows it only for a halt no longer than
+/// `guest_halt_poll_ns`, so at 0 it stays 0 and `haltpoll_select()` always halts.
+fn never_polls(sys: &Path) -> bool {
+    std::fs::read_to_string(sys.join("module/haltpoll/parameters/guest_halt_poll_ns"))
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        == Some(0)
+}
+
 /// The cpuidle governor the simulator should model for this machine, read from
 /// `/sys/devices/system/cpu/cpuidle/{current_driver,current_governor}`, and why.
 pub(super) fn cpuidle(sys: &Path) -> (Governor, String) {
@@ -130,6 +140,14 @@ pub(super) fn cpuidle(sys: &Path) -> (Governor, String) {
                 "cpuidle driver {}: the CPU halts and what a wakeup pays depends on how long it \
                  has been halted (in a VM, the host's halt polling)",
                 driver.as_deref().unwrap_or("absent")
+            ),
+        ),
+        (Some(d), Some("haltpoll")) | (Some(d @ "haltpoll"), _) if never_polls(sys) => (
+            Governor::Elapsed,
+            format!(
+                "cpuidle driver {d}, governor haltpoll with guest_halt_poll_ns = 0: its poll \
+                 window never opens, so every idle halts and what a wakeup pays depends on \
+                 how long the vCPU has been halted (the host's halt polling)"
             ),
         ),
         (Some(d), Some("haltpoll")) | (Some(d @ "haltpoll"), _) => (
@@ -221,6 +239,29 @@ mod tests {
             if want == Governor::Menu && governor != Some("menu") {
                 assert!(how.contains("modelled as menu"), "{how}");
             }
+        }
+    }
+
+    #[test]
+    fn haltpoll_with_no_poll_window_halts_every_idle() {
+        use schedlab_profile::Governor;
+        for (poll_ns, want) in [
+            (None, Governor::Haltpoll),
+            (Some("200000"), Governor::Haltpoll),
+            (Some("0"), Governor::Elapsed),
+        ] {
+            let root = tempfile::tempdir().unwrap();
+            let dir = root.path().join("devices/system/cpu/cpuidle");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("current_driver"), "haltpoll\n").unwrap();
+            std::fs::write(dir.join("current_governor"), "haltpoll\n").unwrap();
+            if let Some(v) = poll_ns {
+                let params = root.path().join("module/haltpoll/parameters");
+                std::fs::create_dir_all(&params).unwrap();
+                std::fs::write(params.join("guest_halt_poll_ns"), format!("{v}\n")).unwrap();
+            }
+            let (got, how) = super::cpuidle(root.path());
+            assert_eq!(got, want, "{poll_ns:?}: {how}");
         }
     }
 

@@ -396,6 +396,82 @@ pub(super) fn futex_wakes_busy(a: CpuId, b: CpuId, n: u64) -> Result<f64, HostEr
     Ok(median(&mut wakes))
 }
 
+/// How many of `n` wakeups stayed on a busy CPU with an idle one beside it: the waker spins
+/// on `a`, the wakee last ran on `a` (it pins itself there before it blocks, then widens
+/// its affinity to `a` and `b` again) and CPU `b`, of the same LLC, has nothing to run.
+/// `select_idle_sibling()` (3.9+) scans the LLC and wakes the task onto `b`; only where
+/// `available_idle_cpu()` (4.19+) rejects the idle `b` — a vCPU its hypervisor reports
+/// preempted while halted (`vcpu_is_preempted()`) — does it stay on `a` (prev = target)
+/// and wait. Returns (stayed, measured).
+pub(super) fn wakeups_beside_an_idle_cpu(
+    a: CpuId,
+    b: CpuId,
+    n: u64,
+) -> Result<(u64, u64), HostError> {
+    struct S {
+        word: AtomicU32,
+        ran_on: AtomicU64,
+        quit: AtomicBool,
+    }
+    const NOT_YET: u64 = u64::MAX;
+    let s = Arc::new(S {
+        word: AtomicU32::new(0),
+        ran_on: AtomicU64::new(NOT_YET),
+        quit: AtomicBool::new(false),
+    });
+    let sw = s.clone();
+    let wakee = std::thread::Builder::new()
+        .spawn(move || {
+            while !sw.quit.load(Ordering::Acquire) {
+                if sw.word.load(Ordering::Acquire) == 0 {
+                    let _ = sys::pin_to_cpu(a);
+                    let _ = sys::set_affinity(&[a, b]);
+                    sys::futex_wait(&sw.word, 0, Duration::from_millis(50));
+                    continue;
+                }
+                sw.word.store(0, Ordering::Release);
+                sw.ran_on
+                    .store(sys::current_cpu().index() as u64, Ordering::Release);
+            }
+        })
+        .map_err(|e| HostError::io("calibrate: spawning a thread", e))?;
+    let sm = s.clone();
+    let spin = |d: Duration| {
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    };
+    let result = on_cpu(a, move || {
+        let (mut stayed, mut measured) = (0, 0);
+        for _ in 0..n {
+            std::thread::sleep(Duration::from_micros(500));
+            spin(Duration::from_micros(100));
+            sm.ran_on.store(NOT_YET, Ordering::Release);
+            sm.word.store(1, Ordering::Release);
+            sys::futex_wake(&sm.word, 1);
+            spin(Duration::from_micros(300));
+            let give_up = Instant::now() + Duration::from_millis(200);
+            while sm.ran_on.load(Ordering::Acquire) == NOT_YET && Instant::now() < give_up {
+                std::thread::sleep(Duration::from_micros(20));
+            }
+            match sm.ran_on.load(Ordering::Acquire) {
+                NOT_YET => {}
+                cpu => {
+                    measured += 1;
+                    stayed += u64::from(cpu == a.index() as u64);
+                }
+            }
+        }
+        (stayed, measured)
+    });
+    s.quit.store(true, Ordering::Release);
+    s.word.store(1, Ordering::Release);
+    sys::futex_wake(&s.word, 1);
+    let _ = wakee.join();
+    result
+}
+
 /// Busy-loop work per ns on `cpus` at once, per thread.
 pub(super) fn spin_rate(cpus: &[CpuId], dur: Duration) -> Result<f64, HostError> {
     let handles: Vec<_> = cpus
