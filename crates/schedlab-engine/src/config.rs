@@ -153,11 +153,6 @@ pub struct Features {
     pub ttwu_pending_visible: bool,
     /// 5.10-era `BASE_SLICE`: slices are at least min_granularity.
     pub base_slice: bool,
-    /// 4.19+ (943d355d7fee): the wakeup searches test `available_idle_cpu()`, so an idle
-    /// CPU whose vCPU the hypervisor reports preempted (`vcpu_is_preempted()`) is passed
-    /// over; before, `idle_cpu()` alone. Matters only with the profile's
-    /// `wakeup.halted_vcpu_preempted`.
-    pub available_idle_vcpu: bool,
     /// 4.7+: a new task's initial utilisation is bounded by half the spare capacity of its
     /// CPU (`post_init_entity_util_avg`); before, half a CPU wherever it lands.
     pub util_init_bounded: bool,
@@ -193,7 +188,6 @@ impl Default for Features {
             ttwu_queue: true,
             ttwu_pending_visible: true,
             base_slice: false,
-            available_idle_vcpu: true,
             util_init_bounded: true,
             track_short_sleep: false,
             track_migrations: false,

@@ -421,24 +421,9 @@ impl<'a> SchedView<'a> {
         rec.count_read(self.topo, this, cpu);
         self.idle(cpu)
     }
-    /// `available_idle_cpu()` (4.19+): idle, and not a vCPU its hypervisor reports
-    /// preempted; on a guest whose profile says a halted vCPU reads as preempted, an idle
-    /// CPU that is not polling is not available. Before 4.19, `idle_cpu()` alone.
+    /// `available_idle_cpu()` (no vCPU preemption in the simulator: same as idle).
     pub fn available_idle(&self, cpu: CpuId) -> bool {
         self.idle(cpu)
-            && !(self.cfg.features.available_idle_vcpu
-                && self.profile.wakeup.halted_vcpu_preempted
-                && self.halted(cpu))
-    }
-    /// Whether idle `cpu` is halted rather than polling in its idle state.
-    fn halted(&self, cpu: CpuId) -> bool {
-        match self.cpus[cpu].mode {
-            crate::state::CpuMode::Idle { since, state, hold } => {
-                !crate::idle::state_at(self.profile, state, since, hold, self.now)
-                    .is_some_and(|s| s.polling)
-            }
-            _ => true,
-        }
     }
     /// 2.6.32 `cfs_rq.nr_running == 0` test (ignores a wakeup in flight).
     pub fn cfs_empty(&self, cpu: CpuId) -> bool {

@@ -274,22 +274,15 @@ pub(crate) fn set_sched_idle() -> io::Result<()> {
 
 /// Pins the calling thread to `cpu`.
 pub(crate) fn pin_to_cpu(cpu: CpuId) -> io::Result<()> {
-    set_affinity(&[cpu])
-}
-
-/// Lets the calling thread run on `cpus` only.
-pub(crate) fn set_affinity(cpus: &[CpuId]) -> io::Result<()> {
+    let cpu = cpu.index();
     // SAFETY: an all-zero cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for cpu in cpus {
-        let cpu = cpu.index();
-        // SAFETY: CPU_SET on a valid set with an index below CPU_SETSIZE (checked by the
-        // caller's use of configured CPUs, and guarded here).
-        if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: CPU_SET on a valid set with an index below CPU_SETSIZE (checked by the caller's
+    // use of configured CPUs, and guarded here).
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
+    unsafe { libc::CPU_SET(cpu, &mut set) };
     // SAFETY: set is a valid cpu_set_t of the size given.
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc != 0 {

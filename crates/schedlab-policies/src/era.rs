@@ -609,8 +609,6 @@ impl Era {
             ttwu_pending_visible: !self.within(v(5, 8), v(6, 2)),
             // 5.13-6.5: a slice is at least sched_min_granularity; EEVDF replaced it in 6.6.
             base_slice: self.within(v(5, 13), v(6, 6)),
-            // 4.19 split available_idle_cpu() (idle and not a preempted vCPU) off idle_cpu().
-            available_idle_vcpu: self.since(v(4, 19)),
             // 4.7 bounded a new task's initial utilisation.
             util_init_bounded: self.since(v(4, 7)),
             // Bookkeeping of debated patches: off until their switch asks for it.

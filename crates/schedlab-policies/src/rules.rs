@@ -147,7 +147,7 @@ mod tests {
             17,
             "a new era needs its digit in each row below"
         );
-        let features: [(&str, Feature, &str); 17] = [
+        let features: [(&str, Feature, &str); 16] = [
             (
                 "wakeup_preemption",
                 |f| f.wakeup_preemption,
@@ -183,11 +183,6 @@ mod tests {
                 "11111111111100111",
             ),
             ("base_slice", |f| f.base_slice, "00000000000011000"),
-            (
-                "available_idle_vcpu",
-                |f| f.available_idle_vcpu,
-                "00000000000011111",
-            ),
             (
                 "util_init_bounded",
                 |f| f.util_init_bounded,

@@ -181,11 +181,6 @@ pub struct WakeupCosts {
     /// send-IPI hypercall), ns: the waker pays it after the IPI has left, so it overlaps the
     /// delivery instead of delaying the wakee. 0: not separated.
     pub ipi_send_ns: u64,
-    /// In a guest: whether the hypervisor reports a halted (idle, not polling) vCPU as
-    /// preempted, so that `available_idle_cpu()` (4.19+) never takes it for idle and the
-    /// wakeup searches find no idle CPU to wake onto. Measured by `host calibrate`; false on
-    /// bare metal and in the built-in profiles.
-    pub halted_vcpu_preempted: bool,
     /// Which cpuidle governor picks the idle state (`cpuidle/current_governor`).
     pub governor: Governor,
     /// Idle states, shallowest first.
@@ -349,7 +344,6 @@ impl Default for WakeupCosts {
             remote_wake_ns: 1000,
             remote_busy_wake_ns: 0,
             ipi_send_ns: 0,
-            halted_vcpu_preempted: false,
             governor: Governor::Menu,
             idle_states: vec![
                 IdleState {

@@ -18,9 +18,6 @@
 //!   / on an idle CPU, minus `syscall_ns`.
 //! * `remote_busy_wake_ns`: the same with a `SCHED_IDLE` wakee blocked on a CPU of the same
 //!   LLC that runs a spinner: the remote runqueue lock and enqueue, without an IPI.
-//! * `halted_vcpu_preempted`: whether a task last run on a busy CPU, woken there, stays
-//!   there although another CPU of the LLC idles (`available_idle_cpu()` rejecting a halted
-//!   vCPU its hypervisor reports preempted) in more than half of 200 wakeups.
 //! * wake-up latency to an idle CPU (futex wake to the wakee running there): the waker's
 //!   syscall and `remote_wake_ns`, then the IPI, then the idle exit, as the simulator charges
 //!   them; the IPI cannot be split from the exit from user space, so `ipi_ns` keeps its default
@@ -50,10 +47,7 @@ pub use host::HostCpus;
 use crate::control::Deadline;
 use crate::error::HostError;
 use crate::sys::{self, NEVER};
-use probes::{
-    futex_wakes, futex_wakes_busy, ping_pong, refetch_per_line, spin_rate, tcp_pair,
-    wakeups_beside_an_idle_cpu,
-};
+use probes::{futex_wakes, futex_wakes_busy, ping_pong, refetch_per_line, spin_rate, tcp_pair};
 use schedlab_topo::CpuId;
 use schedlab_vocab::DistanceClass;
 use stats::{measure, median, ns_since};
@@ -150,9 +144,6 @@ pub struct Calibration {
     pub rejected: BTreeMap<String, Measurement>,
     /// The cpuidle governor to model, read from sysfs, and how it was read.
     pub governor: (schedlab_profile::Governor, String),
-    /// Whether a halted vCPU reads as preempted (`wakeup.halted_vcpu_preempted`), with the
-    /// probe's count; `None` where no CPU pair of one LLC was there to measure it on.
-    pub halted_vcpu_preempted: Option<(bool, String)>,
 }
 
 /// How long (µs) the wakee's CPU idles before the wake-ups of the idle-exit ladder; the last
@@ -289,7 +280,6 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
     );
     let mut idle_wakeup = None;
     let mut idle_ladder = Vec::new();
-    let mut halted_vcpu_preempted = None;
     if let Some(&b) = topology.cpus.iter().find(|&&c| c != a) {
         // Onto a busy CPU of the same LLC (the pairs' LLC partner where the machine has
         // one), which takes the remote runqueue lock and no IPI.
@@ -301,16 +291,6 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
             "wakeup.remote_busy_wake_ns".into(),
             busy.scaled(busy.value - syscall.value),
         );
-        if pairs.contains_key(&DistanceClass::Llc) {
-            let (stayed, of) = wakeups_beside_an_idle_cpu(bx, by, 200)?;
-            halted_vcpu_preempted = Some((
-                of > 0 && 2 * stayed > of,
-                format!(
-                    "{stayed} of {of} wakeups of a task last run on busy CPU {bx} stayed there \
-                     while CPU {by} of its LLC idled"
-                ),
-            ));
-        }
         let mut wakes = Vec::new();
         for &us in &IDLE_LADDER_US {
             let long = us == IDLE_LADDER_US[IDLE_LADDER_US.len() - 1];
@@ -377,7 +357,6 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
         idle_ladder,
         rejected,
         governor: host::cpuidle(&opts.sysfs_root),
-        halted_vcpu_preempted,
     })
 }
 

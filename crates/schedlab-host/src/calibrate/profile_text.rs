@@ -159,9 +159,6 @@ impl Calibration {
             let _ = p.set_number(path, rounded(m.value));
         }
         p.wakeup.governor = self.governor.0;
-        if let Some((preempted, _)) = &self.halted_vcpu_preempted {
-            p.wakeup.halted_vcpu_preempted = *preempted;
-        }
         if self.governor.0 == Governor::Haltpoll && !p.wakeup.idle_states[0].polling {
             // The haltpoll cpuidle driver's state 0: the poll loop before the halt.
             p.wakeup.idle_states.insert(0, IdleState::poll());
@@ -184,12 +181,6 @@ impl Calibration {
             }
             "wakeup.governor" => {
                 return Some(format!("measured: read from sysfs ({})", self.governor.1));
-            }
-            "wakeup.halted_vcpu_preempted" => {
-                return Some(match &self.halted_vcpu_preempted {
-                    Some((_, how)) => format!("measured: {how}"),
-                    None => "default: not measurable here (no two CPUs share an LLC)".into(),
-                });
             }
             p if p.ends_with(".polling") => {
                 return Some(
@@ -363,7 +354,6 @@ mod tests {
             idle_ladder: Vec::new(),
             rejected: BTreeMap::new(),
             governor: (Governor::Menu, "test".into()),
-            halted_vcpu_preempted: None,
         }
     }
 
