@@ -24,7 +24,11 @@
 //!   being switched out runnable on *c*, until it is switched in; a migration moves the wait.
 //! * **idle beside waiting**: CPU time of idle CPUs (running pid 0) while at least one kept
 //!   task waits on another CPU. A CPU counts from its first switch (before it, what it ran is
-//!   unknown); `observed_cpu_ns` is the CPU time so counted, the denominator of its share.
+//!   unknown), and only if a kept task ran on it at some point: a CPU the benchmark never
+//!   used (its affinity excludes it, or only other processes ran there) says nothing about
+//!   the scheduler's choices, and a simulated trace, whose unused CPUs never switch, would
+//!   not count it either. `observed_cpu_ns` is the CPU time so counted, the denominator of
+//!   its share.
 //! * **idle**: CPU time of the counted CPUs running pid 0.
 //! * **per role** (task name): tasks seen, wakeups, slices.
 
@@ -110,6 +114,12 @@ struct CpuWalk {
     woken: Vec<u32>,
     /// Kept tasks waiting on this CPU.
     waiting: u32,
+    /// A kept task ran here at least once (only such CPUs are counted at the end).
+    used: bool,
+    /// Idle time beside a waiting task, idle time and time observed, ns.
+    beside_ns: u64,
+    idle_ns: u64,
+    observed_ns: u64,
 }
 
 /// The walk's state: CPUs, waits and the first wake time of each task.
@@ -146,20 +156,19 @@ impl Walk {
         }
     }
 
-    /// Over the `dt` before the next event: idle CPU time beside a waiting task, idle CPU
-    /// time, and the CPU time counted.
-    fn idle_beside(&self, dt: u64) -> (u64, u64, u64) {
-        let (mut beside, mut idle, mut observed) = (0, 0, 0);
-        for c in self.cpus.iter().filter(|c| c.observed) {
-            observed += dt;
+    /// Accrues the `dt` before the next event to each observed CPU: idle beside a waiting
+    /// task, idle, observed.
+    fn idle_beside(&mut self, dt: u64) {
+        let total_waiting = self.total_waiting;
+        for c in self.cpus.iter_mut().filter(|c| c.observed) {
+            c.observed_ns += dt;
             if c.running.0 == 0 {
-                idle += dt;
-                if self.total_waiting > c.waiting {
-                    beside += dt;
+                c.idle_ns += dt;
+                if total_waiting > c.waiting {
+                    c.beside_ns += dt;
                 }
             }
         }
-        (beside, idle, observed)
     }
 }
 
@@ -194,10 +203,7 @@ pub fn dynamics(trace: &Trace, keep: impl Fn(&str) -> bool) -> Dynamics {
         let ev = &trace.events[i];
         let ts = ev.ts_ns();
         if let Some(t0) = last_ts {
-            let (beside, idle, observed) = w.idle_beside(ts.saturating_sub(t0));
-            d.idle_beside_waiting_ns += beside;
-            d.idle_ns += idle;
-            d.observed_cpu_ns += observed;
+            w.idle_beside(ts.saturating_sub(t0));
         }
         last_ts = Some(ts);
         match ev {
@@ -212,6 +218,7 @@ pub fn dynamics(trace: &Trace, keep: impl Fn(&str) -> bool) -> Dynamics {
                 let next_role = role(&mut d, *next_pid);
                 let c = w.cpu(*cpu);
                 let was_observed = std::mem::replace(&mut c.observed, true);
+                c.used |= next_role.is_some();
                 let preempted_by_wakee = *prev_state == PrevState::Runnable
                     && prev_kept
                     && next_role.is_some()
@@ -290,6 +297,11 @@ pub fn dynamics(trace: &Trace, keep: impl Fn(&str) -> bool) -> Dynamics {
             TraceEvent::ProcessExit { pid, .. } => w.stop_wait(*pid),
             TraceEvent::ProcessFork { .. } | TraceEvent::Placement { .. } => {}
         }
+    }
+    for c in w.cpus.iter().filter(|c| c.used) {
+        d.idle_beside_waiting_ns += c.beside_ns;
+        d.idle_ns += c.idle_ns;
+        d.observed_cpu_ns += c.observed_ns;
     }
     d.run_lengths_ns.sort_unstable();
     d.wakeup_latencies_ns.sort_unstable();
@@ -407,6 +419,31 @@ mod tests {
         assert_eq!(d.idle_ns, 220);
         let share = d.idle_beside_waiting_share().unwrap();
         assert!((share - 49.0 / 790.0).abs() < 1e-12);
+    }
+
+    /// A CPU that only other processes ran on is not counted: a pinned pair on CPU 0 with
+    /// a shell on CPU 1 has CPU 0's idle only.
+    #[test]
+    fn a_cpu_no_kept_task_ran_on_is_not_counted() {
+        use PrevState::*;
+        let t = Trace {
+            nr_cpus: 2,
+            threads: vec![thread(1, "a"), thread(2, "b"), thread(9, "bash")],
+            events: vec![
+                sw(0, 0, 0, Runnable, 1),
+                sw(0, 1, 0, Runnable, 9),
+                sw(5, 1, 9, Sleeping, 0),
+                waking(10, 0, 2, 0),
+                wakeup(11, 0, 2, 0),
+                sw(20, 0, 1, Sleeping, 2),
+                sw(30, 0, 2, Sleeping, 0),
+                sw(40, 0, 0, Runnable, 1),
+            ],
+        };
+        let d = dynamics(&t, |c| c == "a" || c == "b");
+        // CPU 0 only, 0..40: idle 30..40; CPU 1's idle from 5 is not counted.
+        assert_eq!((d.observed_cpu_ns, d.idle_ns), (40, 10));
+        assert_eq!(d.idle_beside_waiting_ns, 0);
     }
 
     #[test]
