@@ -23,7 +23,9 @@ impl Simulation {
         }
         self.flush_iw();
         let stats = &mut self.stats;
-        stats.short_latency.flush(&mut stats.counters.wakeup_latency);
+        stats
+            .short_latency
+            .flush(&mut stats.counters.wakeup_latency);
         self.stats.counters.elapsed_ns = self.core.now;
         self.stats.counters.place_steps = Step::ALL
             .iter()
