@@ -221,6 +221,7 @@ impl Simulation {
             cpu: vec![Default::default(); n],
         };
         let nr_idle_states = profile.wakeup.idle_states.len();
+        let syscall_ns = profile.cpu.syscall_ns;
         let mut sim = Simulation {
             core: Core::new(topo, profile, cfg),
             policy,
@@ -236,7 +237,7 @@ impl Simulation {
                 in_softirq: false,
             },
             stats: Stats::new(n, opts.trace),
-            run: RunState::new(opts),
+            run: RunState::new(opts, syscall_ns),
             workload,
         };
         let limit = match (sim.workload.duration_ns, sim.run.opts.time_limit_ns) {

@@ -22,6 +22,10 @@ impl Simulation {
             self.account_mode(cpu);
         }
         self.flush_iw();
+        let stats = &mut self.stats;
+        stats
+            .short_latency
+            .flush(&mut stats.counters.wakeup_latency);
         self.stats.counters.elapsed_ns = self.core.now;
         self.stats.counters.place_steps = Step::ALL
             .iter()

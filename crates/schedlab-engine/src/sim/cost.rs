@@ -50,13 +50,18 @@ impl Simulation {
         let Some(last) = task.last_ran_cpu else {
             return 0.0;
         };
-        let off_us = (self.core.now - task.last_ran_end) as f64 / 1e3;
-        let hot = libm::exp2(-off_us / c.hot_half_life_us);
+        // The hot fraction (an `exp2`, one of the costlier calls of a switch) matters only
+        // on this CPU or an SMT sibling, so it is computed only there.
+        let hot = || {
+            let off_us = (self.core.now - task.last_ran_end) as f64 / 1e3;
+            libm::exp2(-off_us / c.hot_half_life_us)
+        };
         // What is still hot near the CPU is cheap to refetch only on this CPU or an SMT
         // sibling; beyond, the whole working set moves at the distance's per-line cost.
         let per_line = if last == cpu {
-            (1.0 - hot) * c.refetch_llc_ns
+            (1.0 - hot()) * c.refetch_llc_ns
         } else if self.core.topo.cpus_share_core(last, cpu) {
+            let hot = hot();
             hot * c.refetch_smt_ns + (1.0 - hot) * c.refetch_llc_ns
         } else {
             self.refetch_per_line(Distance::of(&self.core.topo, last, cpu))

@@ -188,7 +188,10 @@ impl Simulation {
             st.run_delay_ns += now - t.runnable_since;
             st.timeslices += u64::from(prev != Some(next));
             if let Some(w) = t.wake_time.take() {
-                let _ = self.stats.counters.wakeup_latency.record((now - w).max(1));
+                let stats = &mut self.stats;
+                stats
+                    .short_latency
+                    .record(&mut stats.counters.wakeup_latency, (now - w).max(1));
             }
             if t.home_node.is_none() {
                 t.home_node = Some(self.core.topo.cpu(cpu).node);
