@@ -10,7 +10,7 @@ use crate::sys::{self, NEVER};
 use schedlab_topo::CpuId;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// An echo partner for ping-pong: reads `size` bytes and writes them back until EOF, pinned
@@ -297,7 +297,7 @@ pub(super) fn futex_wakes_busy(a: CpuId, b: CpuId, n: u64) -> Result<f64, HostEr
     struct S {
         word: AtomicU32,
         acks: AtomicU64,
-        tid: AtomicU64,
+        tid: AtomicI32,
         pause: AtomicBool,
         spinning: AtomicBool,
         quit: AtomicBool,
@@ -305,7 +305,7 @@ pub(super) fn futex_wakes_busy(a: CpuId, b: CpuId, n: u64) -> Result<f64, HostEr
     let s = Arc::new(S {
         word: AtomicU32::new(0),
         acks: AtomicU64::new(0),
-        tid: AtomicU64::new(0),
+        tid: AtomicI32::new(0),
         pause: AtomicBool::new(false),
         spinning: AtomicBool::new(false),
         quit: AtomicBool::new(false),
@@ -335,7 +335,7 @@ pub(super) fn futex_wakes_busy(a: CpuId, b: CpuId, n: u64) -> Result<f64, HostEr
     let wakee = spawn(Box::new(move || {
         let _ = sys::pin_to_cpu(b);
         let _ = sys::set_sched_idle();
-        sw.tid.store(sys::gettid() as u64, Ordering::Release);
+        sw.tid.store(sys::gettid(), Ordering::Release);
         while !sw.quit.load(Ordering::Acquire) {
             if sw.word.load(Ordering::Acquire) == 0 {
                 sys::futex_wait(&sw.word, 0, Duration::from_millis(50));
@@ -344,7 +344,16 @@ pub(super) fn futex_wakes_busy(a: CpuId, b: CpuId, n: u64) -> Result<f64, HostEr
             sw.word.store(0, Ordering::Release);
             sw.acks.fetch_add(1, Ordering::AcqRel);
         }
-    }))?;
+    }));
+    let wakee = match wakee {
+        Ok(w) => w,
+        Err(e) => {
+            // Without its wakee the spinner would spin on CPU `b` for good.
+            s.quit.store(true, Ordering::Release);
+            let _ = spinner.join();
+            return Err(e);
+        }
+    };
     let sm = s.clone();
     let result = on_cpu(a, move || {
         let mut wakes = Vec::new();
@@ -352,7 +361,7 @@ pub(super) fn futex_wakes_busy(a: CpuId, b: CpuId, n: u64) -> Result<f64, HostEr
         let mut acked = 0;
         while (wakes.len() as u64) < n && Instant::now() < give_up {
             // The wakee asleep in the futex, the spinner running on its CPU.
-            let tid = sm.tid.load(Ordering::Acquire) as i32;
+            let tid = sm.tid.load(Ordering::Acquire);
             let ready = tid != 0
                 && sm.acks.load(Ordering::Acquire) == acked
                 && sm.word.load(Ordering::Acquire) == 0
