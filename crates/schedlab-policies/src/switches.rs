@@ -780,43 +780,4 @@ pub(crate) fn valid_for(era: Era) -> impl Iterator<Item = &'static SwitchDef> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::era::REFERENCE_BASE;
-
-    /// The engine-scope switches of the reference policies' kernel (linux-6.6) are the
-    /// hand-kept list the scope column replaced: every tunable and these features.
-    #[test]
-    fn the_reference_policies_accept_what_the_name_list_named() {
-        let named = [
-            "TTWU_QUEUE",
-            "WAKEUP_PREEMPTION",
-            "NEXT_BUDDY",
-            "CACHE_HOT_BUDDY",
-            "PLACE_LAG",
-            "PLACE_DEADLINE_INITIAL",
-            "RUN_TO_PARITY",
-            "SIS_UTIL",
-            "PREEMPT_NONE",
-            "PREEMPT_VOLUNTARY",
-            "PREEMPT_FULL",
-        ];
-        // The tunables of the 2023 placement patches only their placement reads.
-        let placement_tunables = ["migration_ratelimit_ns", "prev_idle_load"];
-        for d in valid_for(REFERENCE_BASE) {
-            let listed = (matches!(d.kind, Kind::Tunable { .. })
-                && !placement_tunables.contains(&d.name))
-                || named.contains(&d.name);
-            assert_eq!(d.scope == Scope::Engine, listed, "{}", d.name);
-        }
-        // Engine features are engine-scope in every era; placement fields are not.
-        for d in SWITCHES {
-            if d.name == "PLACE_LAG" || d.name == "LAST_BUDDY" {
-                assert_eq!(d.scope, Scope::Engine);
-            }
-            if d.name == "SIS_PROP" || d.name == "WAKEUP_BUDDY" {
-                assert_eq!(d.scope, Scope::Placement);
-            }
-        }
-    }
-}
+mod tests;

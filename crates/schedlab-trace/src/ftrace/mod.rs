@@ -275,6 +275,7 @@ pub fn read_ftrace_file(path: &Path) -> Result<Trace, TraceError> {
     parse_ftrace_text(&text).map_err(|e| e.in_file(path))
 }
 
+mod lex;
 mod parse;
 pub use parse::{
     MAX_INPUT_BYTES, MAX_LINE_BYTES, ParseStats, StreamSummary, parse_ftrace_reader,
