@@ -146,22 +146,36 @@ pub struct Calibration {
     pub governor: (schedlab_profile::Governor, String),
 }
 
-/// How long (µs) the wakee's CPU idles before the wake-ups of the idle-exit ladder; the last
-/// is the long idle of `wakeup.remote_wake_ns` and the deep state.
-pub const IDLE_LADDER_US: [u64; 6] = [5, 10, 25, 50, 100, 200];
+/// How long (µs) the wakee's CPU idles before the wake-ups of the idle-exit ladder. It runs
+/// to 2 ms so that a flat ladder says the host has no deeper state within the idles a
+/// benchmark's CPUs see between ticks (the schema's default deep state applies from 600 µs:
+/// a ladder that stopped at 200 µs could not tell).
+pub const IDLE_LADDER_US: [u64; 9] = [5, 10, 25, 50, 100, 200, 500, 1000, 2000];
+
+/// The rung whose wake-ups give `wakeup.remote_wake_ns` and the idle wake-up latency (and
+/// a flat ladder's one exit latency): long enough that the wakee's CPU is really idle, short
+/// enough to repeat hundreds of times.
+pub const WAKE_IDLE_US: u64 = 200;
 
 /// The idle states the ladder shows, as `(exit latency, idle time from which it applies)`
 /// pairs in ns (shallowest first), from wake-up latencies `lats` (ns) at [`IDLE_LADDER_US`]
 /// minus `overhead` (the IPI, the waker's wake and syscall): what a cpuidle governor (or a
 /// hypervisor's halt-polling) gives a CPU idle that long. One state when the latency does
-/// not grow by a fifth from the shortest idle to the longest; else a shallow state for short
-/// idles and a deep one from the first idle whose latency is past the midpoint.
+/// not grow by a fifth from the shortest idle to the longest (its exit is the latency at
+/// [`WAKE_IDLE_US`]); else a shallow state for short idles and a deep one from the first
+/// idle whose latency is past the midpoint.
 pub fn idle_states_from_ladder(lats: &[f64], overhead: f64) -> Vec<(f64, u64)> {
     let (Some(&short), Some(&long)) = (lats.first(), lats.last()) else {
         return Vec::new();
     };
     if long - short < 0.2 * long {
-        return vec![(long - overhead, 0)];
+        let at = IDLE_LADDER_US
+            .iter()
+            .position(|&us| us == WAKE_IDLE_US)
+            .and_then(|i| lats.get(i))
+            .copied()
+            .unwrap_or(long);
+        return vec![(at - overhead, 0)];
     }
     let mid = (short + long) / 2.0;
     let from = IDLE_LADDER_US
@@ -293,7 +307,7 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
         );
         let mut wakes = Vec::new();
         for &us in &IDLE_LADDER_US {
-            let long = us == IDLE_LADDER_US[IDLE_LADDER_US.len() - 1];
+            let long = us == WAKE_IDLE_US;
             let budget = if long { share } else { share / 4 };
             let lat = measure(budget, opts, &deadline, |n| {
                 let (lat, wake) = futex_wakes(a, b, n.min(500), Duration::from_micros(us))?;
@@ -304,7 +318,14 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
             })?;
             idle_ladder.push((us, lat));
         }
-        let lat = idle_ladder[idle_ladder.len() - 1].1.clone();
+        let lat = idle_ladder
+            .iter()
+            .find(|(us, _)| *us == WAKE_IDLE_US)
+            .map_or_else(
+                || idle_ladder[idle_ladder.len() - 1].1.clone(),
+                |(_, m)| m.clone(),
+            );
+        let deepest = idle_ladder[idle_ladder.len() - 1].1.clone();
         let wake_m = lat.scaled(median(&mut wakes) - syscall.value);
         // The simulator delays a remote wakee by the waker's work before the IPI (its syscall
         // and `remote_wake_ns`), then `ipi_ns`, then the idle exit: the exit is what remains
@@ -325,10 +346,10 @@ pub fn calibrate(opts: &CalibrateOptions) -> Result<Calibration, HostError> {
                 "wakeup.idle_states[0].target_residency_ns".into(),
                 first.scaled(IDLE_LADDER_US[0] as f64 * 1000.0),
             );
-            measured.insert("wakeup.idle_states[1].exit_ns".into(), lat.scaled(long));
+            measured.insert("wakeup.idle_states[1].exit_ns".into(), deepest.scaled(long));
             measured.insert(
                 "wakeup.idle_states[1].target_residency_ns".into(),
-                lat.scaled(from as f64),
+                deepest.scaled(from as f64),
             );
         }
         idle_wakeup = Some(lat);
@@ -366,15 +387,28 @@ mod ladder_tests {
 
     #[test]
     fn a_flat_ladder_is_one_state_and_a_step_is_two() {
-        // 16 us at every idle: one state, the long idle's exit.
-        let flat = [16_000.0, 16_200.0, 15_900.0, 16_100.0, 16_000.0, 16_300.0];
+        // 16 us at every idle up to 2 ms: one state, the 200 us idle's exit.
+        let flat = [
+            16_000.0, 16_200.0, 15_900.0, 16_100.0, 16_000.0, 16_300.0, 16_400.0, 16_100.0,
+            16_500.0,
+        ];
         assert_eq!(idle_states_from_ladder(&flat, 3_000.0), vec![(13_300.0, 0)]);
         // Cheap after short idles, dear from 50 us (a governor's deeper state, or a
         // hypervisor that stops halt-polling): the deep state applies from there.
-        let step = [6_000.0, 6_500.0, 7_000.0, 15_000.0, 16_000.0, 16_500.0];
+        let step = [
+            6_000.0, 6_500.0, 7_000.0, 15_000.0, 16_000.0, 16_500.0, 16_500.0, 16_500.0, 16_500.0,
+        ];
         assert_eq!(
             idle_states_from_ladder(&step, 3_000.0),
             vec![(3_000.0, 0), (13_500.0, 50_000)]
+        );
+        // Flat to 200 us and dear from 1 ms: only the longer rungs show the deep state.
+        let late = [
+            6_000.0, 6_100.0, 6_000.0, 6_200.0, 6_100.0, 6_000.0, 6_300.0, 40_000.0, 41_000.0,
+        ];
+        assert_eq!(
+            idle_states_from_ladder(&late, 3_000.0),
+            vec![(3_000.0, 0), (38_000.0, 1_000_000)]
         );
         assert!(idle_states_from_ladder(&[], 0.0).is_empty());
     }

@@ -159,6 +159,15 @@ impl Calibration {
             let _ = p.set_number(path, rounded(m.value));
         }
         p.wakeup.governor = self.governor.0;
+        if !self.idle_ladder.is_empty() {
+            // The host's idle states are the ones the ladder shows. A deeper one the
+            // schema's defaults list (80 us exit from 600 us idle) was not measured, and a
+            // ladder flat to 2 ms says the host has none there: kept, any idle of 600 us
+            // would pay an exit the host never showed.
+            let lats: Vec<f64> = self.idle_ladder.iter().map(|(_, m)| m.value).collect();
+            let shown = super::idle_states_from_ladder(&lats, 0.0).len();
+            p.wakeup.idle_states.truncate(shown.max(1));
+        }
         if self.governor.0 == Governor::Haltpoll && !p.wakeup.idle_states[0].polling {
             // The haltpoll cpuidle driver's state 0: the poll loop before the halt.
             p.wakeup.idle_states.insert(0, IdleState::poll());
@@ -458,5 +467,56 @@ mod tests {
             .collect();
         assert_eq!(names, ["POLL", "C1", "C6"]);
         assert!(p.wakeup.idle_states[0].polling && !p.wakeup.idle_states[1].polling);
+    }
+
+    #[test]
+    fn the_idle_states_are_the_ones_the_ladder_shows() {
+        let m = |value| Measurement {
+            value,
+            runs: 5,
+            spread: 0.02,
+            stable: true,
+        };
+        let ladder = |lats: [f64; 9]| {
+            super::super::IDLE_LADDER_US
+                .iter()
+                .zip(lats)
+                .map(|(&us, l)| (us, m(l)))
+                .collect::<Vec<_>>()
+        };
+        let states = |c: &Calibration| {
+            let p = MachineProfile::from_toml(&c.to_profile_toml(), "test").unwrap();
+            p.wakeup
+                .idle_states
+                .iter()
+                .map(|s| (s.exit_ns, s.target_residency_ns))
+                .collect::<Vec<_>>()
+        };
+        // Flat to 2 ms: one state, and the schema's default deep state (80 us from 600 us)
+        // is gone, for every governor.
+        let mut c = empty_calibration(vec![0, 1]);
+        c.idle_ladder = ladder([12_000.0; 9]);
+        c.measured
+            .insert("wakeup.idle_states[0].exit_ns".into(), m(9_000.0));
+        // (The residency not measured here keeps the schema default, 2 us.)
+        assert_eq!(states(&c), [(9_000, 2_000)]);
+        c.governor = (Governor::Haltpoll, "cpuidle driver haltpoll".into());
+        assert_eq!(states(&c).len(), 2, "the poll state and the measured one");
+        // A step: both measured states, no third.
+        let mut c = empty_calibration(vec![0, 1]);
+        c.idle_ladder = ladder([
+            6_000.0, 6_000.0, 6_000.0, 6_000.0, 6_000.0, 6_000.0, 6_000.0, 40_000.0, 40_000.0,
+        ]);
+        for (k, v) in [
+            ("wakeup.idle_states[0].exit_ns", 3_000.0),
+            ("wakeup.idle_states[0].target_residency_ns", 5_000.0),
+            ("wakeup.idle_states[1].exit_ns", 37_000.0),
+            ("wakeup.idle_states[1].target_residency_ns", 1_000_000.0),
+        ] {
+            c.measured.insert(k.into(), m(v));
+        }
+        assert_eq!(states(&c), [(3_000, 5_000), (37_000, 1_000_000)]);
+        // Without a ladder (one CPU), the defaults stand.
+        assert_eq!(states(&empty_calibration(vec![0])).len(), 2);
     }
 }
