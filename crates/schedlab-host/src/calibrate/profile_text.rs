@@ -55,10 +55,11 @@ pub(super) fn method(id: &str) -> &'static str {
         }
         "wakeup.idle_states[0].target_residency_ns" => "the shortest idle of the ladder",
         "wakeup.idle_states[1].exit_ns" => {
-            "futex wake-up latency to a CPU idle 200 us, minus ipi_ns, remote_wake_ns and syscall_ns"
+            "futex wake-up latency to a CPU idle 2 ms (the ladder's longest idle), minus ipi_ns, \
+             remote_wake_ns and syscall_ns"
         }
         "wakeup.idle_states[1].target_residency_ns" => {
-            "the first idle of the ladder (5-200 us) whose wake-up latency is past the midpoint \
+            "the first idle of the ladder (5 us to 2 ms) whose wake-up latency is past the midpoint \
              of the shortest and the longest"
         }
         _ => "a microbenchmark",
