@@ -7,7 +7,7 @@
 //!
 //! * Mazumdar, Jun 2019 (`20190609014954.1033-1-subhra.mazumdar@oracle.com`): a bounded
 //!   `select_idle_cpu` budget with a per-CPU rotating start ([`rotate_budget`]), and
-//!   SIS_CORE to skip `select_idle_core` (read in [`crate::cfs4`]).
+//!   SIS_CORE to skip `select_idle_core` (read in [`crate::select_idle_sibling`]).
 //! * Aubrey Li, Sep 2020 (`20200910054203.525420-1-aubrey.li@intel.com`) and Abel Wu's
 //!   SIS_FILTER, v5 Sep 2022 (`20220909055304.25171-1-wuyun.abel@bytedance.com`): the scan
 //!   walks a per-LLC mask of idle CPUs ([`scan_filter`]).

@@ -54,20 +54,21 @@ pub enum Era {
     V6_18,
 }
 
-/// Which `select_task_rq_fair` (or O(1) rule) an era runs; see [`crate::linux`].
+/// Which `select_task_rq_fair` (or O(1) rule) an era runs; see [`crate::select_task_rq`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
-    /// 2.5.59 `try_to_wake_up` / `sched_best_cpu` ([`crate::o1`]).
+    /// 2.5.59 `try_to_wake_up` / `sched_best_cpu` ([`crate::select_task_rq`],
+    /// [`crate::sched_best_cpu`]).
     O1,
-    /// 2.6.23-2.6.31 ([`crate::cfs1`]).
+    /// 2.6.23-2.6.31 ([`crate::select_task_rq_fair`]'s `select_task_rq_fair_2_6_23`).
     Cfs1,
-    /// 2.6.32-2.6.34 ([`crate::cfs2`]).
+    /// 2.6.32-2.6.34 (`select_task_rq_fair_2_6_32`).
     Cfs2,
-    /// 2.6.35-4.2 ([`crate::cfs3`]).
+    /// 2.6.35-4.2 (`select_task_rq_fair_2_6_35`).
     Cfs3,
     /// 4.3 onwards: CFS-4's `select_task_rq_fair` (63b0e9edceec, the symmetric `wake_wide`
     /// gating want_affine), which CFS-5 and EEVDF keep while changing what it calls
-    /// ([`crate::cfs4`]; the 4.14 `wake_affine` and the 5.12 search are in [`crate::cfs5`]).
+    /// (`select_task_rq_fair_4_3`; what it calls is read from the other columns and rules).
     Cfs4,
 }
 
@@ -78,10 +79,10 @@ pub enum Flow {
 pub enum IdleSearch {
     /// No wake-time search (2.5.59's O(1) `try_to_wake_up`).
     None,
-    /// 2.6.23-2.6.31 `wake_idle`: an idle SMT sibling ([`crate::cfs1`]).
+    /// 2.6.23-2.6.31 `wake_idle`: an idle SMT sibling ([`crate::wake_idle`]).
     WakeIdle,
     /// 2.6.32-2.6.34 `select_idle_sibling(p, sd, target)` inside the domain walk
-    /// ([`crate::cfs2`]); `package`: enabled at the package level (2.6.32's
+    /// ([`crate::select_idle_sibling`]'s `select_idle_sibling_2_6_32`); `package`: enabled at the package level (2.6.32's
     /// PREFER_SIBLING) instead of on the SHARE_PKG_RESOURCES levels (2.6.33 on) \[M\].
     InWalk {
         /// 2.6.32's package-level enabler.
@@ -91,14 +92,14 @@ pub enum IdleSearch {
     PerLevel,
     /// 3.6-~3.8: one idle buddy per level (970e178985ca).
     IdleBuddy,
-    /// ~3.9-4.14 ([`crate::cfs4`]): the fully-idle group scan, or the 4.9 rewrite
+    /// ~3.9-5.11 (`select_idle_sibling_3_9`): the fully-idle group scan, or the 4.9 rewrite
     /// (10e2f1acd010: idle core, idle CPU, idle SMT), as the 2016 RFC bits select.
     Llc {
         /// `select_idle_cpu` bounded by SIS_PROP/SIS_AVG_CPU (1ad3aaf3fcd2, 4.13) instead
         /// of skipped when `avg_idle / 512` is below the scan cost (4.9).
         sis_prop: bool,
     },
-    /// 5.12 on ([`crate::cfs5`]): target, prev, recent_used_cpu, then one merged
+    /// 5.12 on (`select_idle_sibling_5_12`): target, prev, recent_used_cpu, then one merged
     /// idle-core/idle-CPU scan of the LLC.
     Merged {
         /// 6.7's cluster-first scan order.

@@ -11,9 +11,12 @@
 //!        Settings ─▶ Built { config: SchedConfig, policy: LinuxPolicy, balancer: CfsBalancer }
 //! ```
 //!
-//! The decision code is generic over [`machine::Machine`] so it runs unchanged on the
-//! engine's [`schedlab_engine::SchedView`] and on hand-built states in tests
-//! ([`machine::FakeMachine`]). Each decision explains itself in the
+//! The placement is laid out as fair.c is: one file per kernel function, named after it
+//! (`select_task_rq_fair.rs`, `wake_affine.rs`, `select_idle_sibling.rs`, ...), each holding
+//! every era's version of that function oldest first, with its kernel range and commits;
+//! calls go from [`select_task_rq`] down and never back. The decision code is generic over
+//! [`machine::Machine`] (the engine's [`schedlab_engine::SchedView`] in the simulator, a
+//! hand-built state in the decision tests). Each decision explains itself in the
 //! [`schedlab_engine::PlacementRecord`]: the wake_wide verdict, the wake_affine verdict and
 //! its numbers, the step that found the CPU and the CPUs examined.
 //!
@@ -24,31 +27,37 @@
 //! Docs: docs/policies/*.md.
 #![warn(missing_docs)]
 
-pub mod cfs1;
-pub mod cfs2;
-pub mod cfs3;
-pub mod cfs4;
-pub mod cfs5;
 mod debated;
 mod describe;
 pub mod era;
 mod error;
-pub mod linux;
+pub mod find_idlest_cpu;
+mod load;
 pub mod machine;
-pub mod o1;
+pub mod record_wakee;
 pub mod reference;
 mod rules;
 mod scan;
+pub mod sched_best_cpu;
+pub mod select_idle_core;
+pub mod select_idle_cpu;
+pub mod select_idle_sibling;
+pub mod select_idle_smt;
+pub mod select_task_rq;
+pub mod select_task_rq_fair;
 mod settings;
-pub mod slow;
 #[macro_use]
 mod switch_def;
 pub mod switches;
 mod tunables;
 mod variant;
 pub mod version;
+pub mod wake_affine;
+pub mod wake_affine_idle;
+pub mod wake_affine_weight;
+pub mod wake_idle;
 pub mod wake_paths;
-mod wakee;
+pub mod wake_wide;
 
 pub use describe::{
     SWITCHES_MD_BEGIN, SWITCHES_MD_END, describe_preset, describe_presets, switches_markdown_table,
@@ -56,7 +65,7 @@ pub use describe::{
 };
 pub use era::{BalancerKind, ERAS, Era, EraDef, Flow, IdleSearch, PresetInfo, PresetKind, presets};
 pub use error::PolicyError;
-pub use linux::LinuxPolicy;
+pub use select_task_rq::LinuxPolicy;
 pub use switches::{Provenance, Scope, Settings, is_balancer_variant};
 pub use tunables::Range;
 pub use variant::{Variant, parse_variant};

@@ -9,9 +9,9 @@
 mod common;
 
 use common::decide::*;
+use common::fake::FakeMachine;
 use schedlab_engine::policy::{Hints, Step};
 use schedlab_engine::{PlacementRecord, WakeCtx};
-use schedlab_policies::machine::FakeMachine;
 use schedlab_policies::{LinuxPolicy, settings};
 use schedlab_topo::{CpuId, CpuSet, Topology};
 

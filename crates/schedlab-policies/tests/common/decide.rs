@@ -1,10 +1,10 @@
 //! Hand-built machine states and one-call decisions, shared by decisions.rs (the table of
 //! rows and its snapshot) and decision_details.rs (records and hints that need more).
 
+use super::fake::FakeMachine;
 use schedlab_engine::policy::{Affine, Hints, Step, WakeFlags, wake_flags};
 use schedlab_engine::task::TaskId;
 use schedlab_engine::{PlacementRecord, WakeCtx};
-use schedlab_policies::machine::FakeMachine;
 use schedlab_policies::{LinuxPolicy, settings};
 use schedlab_topo::{CpuId, Topology, regular};
 

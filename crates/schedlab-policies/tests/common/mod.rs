@@ -3,6 +3,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod decide;
+pub mod fake;
 
 use schedlab_engine::{
     ChannelKind, Dist, EndReason, MachineProfile, Op, SimOptions, Simulation, TaskSpec, Workload,

@@ -1,14 +1,7 @@
-//! Who wakes whom: `record_wakee`, the two `wake_wide` heuristics
-//! (Michael Wang's 62470419e993 in 3.12, Galbraith's 63b0e9edceec in 4.3) and the
-//! WAKEUP_BUDDY relation (Michael Wang, 2013, against 3.9/3.10; a reconstruction). The
-//! `wake_wide` functions themselves live in [`crate::cfs3`] and [`crate::cfs5`].
-//!
-//! * `record_wakee` (3.12+) counts, per waker, how often it switches to a different wakee
-//!   (`wakee_flips`), decayed once a second: wiped in 3.12-3.15, halved from ~3.16.
-//! * `wake_wide` 3.12-4.2: wide when the wakee flips more than the LLC size and the waker
-//!   flips more than LLC-size times the wakee (the waker is the "many" side).
-//! * `wake_wide` 4.3+: symmetric; wide when the smaller flip count reaches the LLC size and the
-//!   larger is at least LLC-size times the smaller.
+//! `record_wakee` (3.12 on, 62470419e993): per waker, how often it switches to a different
+//! wakee (`wakee_flips`), decayed once a second (wiped in 3.12-3.15, halved from ~3.16),
+//! which [`crate::wake_wide`] reads; plus the WAKEUP_BUDDY relation (Michael Wang, 2013,
+//! against 3.9/3.10; a reconstruction): the consecutive-wakeup streak and the buddy test.
 
 use crate::era::Era;
 use crate::machine::Machine;

@@ -1,5 +1,6 @@
-//! The slow path: `find_idlest_group` / `find_idlest_cpu` walking down from the highest
-//! domain carrying the balance flag of the placement (`find_idlest_cpu`; before 4.x inline in `select_task_rq_fair`). Forks and execs
+//! The slow path, `find_idlest_cpu` with the `find_idlest_group` and `find_idlest_group_cpu`
+//! it calls: walking down from the highest domain carrying the balance flag of the placement
+//! (before 4.x inline in `select_task_rq_fair`). Forks and execs
 //! take it in every CFS era; wakeups only when a domain has `BALANCE_WAKE` (never by
 //! default) or under the PREFER_IDLE_CPU variant.
 //!
@@ -12,26 +13,14 @@
 //! an idle CPU in the shallowest idle state, most recently idled on ties.
 
 use crate::era::Era;
-use crate::linux::half_imb;
+use crate::load::half_imb;
 use crate::machine::Machine;
 use crate::rules;
 use crate::scan::Scan;
-use schedlab_engine::WakeCtx;
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, CpuSet, SchedDomain, SdFlags};
 
-/// The `SD_BALANCE_*` flag of a placement.
-pub(crate) fn sd_flag(ctx: &WakeCtx) -> SdFlags {
-    if ctx.is_fork() {
-        flags::BALANCE_FORK
-    } else if ctx.is_exec() {
-        flags::BALANCE_EXEC
-    } else {
-        flags::BALANCE_WAKE
-    }
-}
-
-/// Runs the slow path from domain `sd_idx` of `cpu`'s chain.
+/// `find_idlest_cpu`: runs the slow path from domain `sd_idx` of `cpu`'s chain.
 pub(crate) fn find_idlest_cpu<M: Machine>(
     sc: &mut Scan<'_, M>,
     era: Era,
@@ -56,9 +45,9 @@ pub(crate) fn find_idlest_cpu<M: Machine>(
             continue;
         }
         let group = if era.has(rules::GROUP_TYPES) {
-            find_idlest_group_types(sc, era, sd, c, &allowed)
+            find_idlest_group_5_5(sc, era, sd, c, &allowed)
         } else {
-            find_idlest_group_load(sc, sd, c, &allowed)
+            find_idlest_group_2_6_23(sc, sd, c, &allowed)
         };
         let Some(g) = group else {
             cur = child;
@@ -83,7 +72,9 @@ pub(crate) fn find_idlest_cpu<M: Machine>(
     new
 }
 
-fn find_idlest_group_load<M: Machine>(
+/// `find_idlest_group` up to 5.4: the group of least `avg_load` per capacity, unless this
+/// CPU's group is within half the imbalance_pct of it.
+fn find_idlest_group_2_6_23<M: Machine>(
     sc: &mut Scan<'_, M>,
     sd: &SchedDomain,
     this: CpuId,
@@ -162,7 +153,9 @@ fn group_stats<M: Machine>(sc: &mut Scan<'_, M>, g: &CpuSet, pct: u64) -> GroupS
     }
 }
 
-fn find_idlest_group_types<M: Machine>(
+/// `find_idlest_group` from 5.5 (the load-balance rework): groups ranked by type, then by
+/// idle CPUs or load, with the spare-capacity and NUMA-imbalance rules.
+fn find_idlest_group_5_5<M: Machine>(
     sc: &mut Scan<'_, M>,
     era: Era,
     sd: &SchedDomain,
@@ -253,6 +246,8 @@ fn find_idlest_group_types<M: Machine>(
     Some(g.clone())
 }
 
+/// `find_idlest_group_cpu`: before 3.19 the least loaded CPU, from 3.19 the idle CPU in the
+/// shallowest state (most recently idled on ties).
 fn find_idlest_group_cpu<M: Machine>(
     sc: &mut Scan<'_, M>,
     era: Era,
