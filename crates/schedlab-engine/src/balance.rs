@@ -289,6 +289,17 @@ impl CfsBalancer {
         }
     }
 
+    /// A balancer reading every setting it shares with the kernel configuration from `cfg`
+    /// (migration cost, jiffy, CACHE_HOT_BUDDY, nr_migrate, SIS_UTIL), so a caller copies
+    /// none of them by hand; the era's gates are set by the caller.
+    pub fn for_config(cfg: &crate::SchedConfig) -> Self {
+        let mut b = CfsBalancer::new(cfg.tunables.migration_cost_ns, cfg.tunables.tick_ns());
+        b.cache_hot_buddy = cfg.features.cache_hot_buddy;
+        b.nr_migrate = cfg.tunables.nr_migrate;
+        b.sis_util = cfg.features.sis_util;
+        b
+    }
+
     fn ensure_state(&mut self, view: &SchedView<'_>) {
         if self.planned_dirty {
             self.planned.fill(Planned::default());

@@ -168,6 +168,9 @@ pub struct Features {
     /// mainline): a CPU is set when it enters idle and cleared by its tick while busy
     /// ([`crate::policy::LlcHints::idle_cpus`]).
     pub idle_cpumask: bool,
+    /// SIS_UTIL (70fb5ccf2ebb, 6.0): the balancer computes the LLC's `nr_idle_scan` at
+    /// LLC-level periodic balancing, and the placement's idle-CPU scan is bounded by it.
+    pub sis_util: bool,
 }
 
 impl Default for Features {
@@ -192,6 +195,7 @@ impl Default for Features {
             track_short_sleep: false,
             track_migrations: false,
             idle_cpumask: false,
+            sis_util: true,
         }
     }
 }

@@ -20,7 +20,7 @@
 
 use crate::machine::Machine;
 use crate::scan::Scan;
-use crate::switches::Settings;
+use crate::switches::{Settings, sw};
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::Hints;
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};
@@ -34,35 +34,35 @@ pub(crate) fn ratelimited<M: Machine>(
     ctx: &WakeCtx,
     hints: &Hints,
 ) -> bool {
-    s.migration_ratelimit
+    s.on(sw!("MIGRATION_RATELIMIT"))
         && sc.allowed(ctx.prev_cpu)
         && hints.task[ctx.wakee]
             .last_migration
-            .is_some_and(|t| sc.m.now() < t.saturating_add(s.migration_ratelimit_ns))
+            .is_some_and(|t| sc.m.now() < t.saturating_add(s.value(sw!("migration_ratelimit_ns"))))
 }
 
 /// WAKEUP_BIAS_PREV_IDLE (`20230929183350.239721-1`): prev counts as idle when its load
 /// without the wakee (`cpu_load_without`) is at most `prev_idle_load`. Counted as a read
 /// of prev.
 pub(crate) fn almost_idle<M: Machine>(s: &Settings, sc: &mut Scan<'_, M>, prev: CpuId) -> bool {
-    if !s.bias_prev_idle {
+    if !s.on(sw!("WAKEUP_BIAS_PREV_IDLE")) {
         return false;
     }
     sc.count(prev);
     let load = sc.m.cpu_load(prev).saturating_sub(sc.m.task_load(sc.p));
-    load <= s.prev_idle_load
+    load <= s.value(sw!("prev_idle_load"))
 }
 
 /// SIS_CACHE: `c` is reserved by the short sleeper that left it idle (`cache_hot_cpu()`:
 /// now before `rq->cache_hot_timeout`).
 pub(crate) fn cache_hot<M: Machine>(s: &Settings, m: &M, hints: &Hints, c: CpuId) -> bool {
-    s.sis_cache && m.now() < hints.cpu[c].cache_hot_until
+    s.on(sw!("SIS_CACHE")) && m.now() < hints.cpu[c].cache_hot_until
 }
 
 /// The idle cpumask a scan walks when Aubrey Li's filter or SIS_FILTER is on (a copy: the
 /// scan updates the hints it lives in). `None`: no filter, the whole LLC.
 pub(crate) fn scan_filter(s: &Settings, hints: &Hints, llc: usize) -> Option<CpuSet> {
-    (s.idle_cpumask || s.sis_filter).then(|| hints.llc[llc].idle_cpus.clone())
+    (s.on(sw!("IDLE_CPUMASK")) || s.on(sw!("SIS_FILTER"))).then(|| hints.llc[llc].idle_cpus.clone())
 }
 
 /// Mazumdar's bounded budget (patch 1 of the 2019 series): at least `floor` CPUs (the

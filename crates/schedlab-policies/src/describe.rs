@@ -133,7 +133,7 @@ pub const SWITCHES_MD_END: &str = "<!-- END generated -->";
 /// apply; then every tunable's unit and range. Generated so that the document can never
 /// disagree with what a build accepts.
 pub fn switches_markdown_table() -> String {
-    let mut defs: Vec<&crate::switches::SwitchDef> = crate::switches::SWITCHES.iter().collect();
+    let mut defs: Vec<&crate::switches::SwitchDef> = crate::switches::all().collect();
     // By the first era that has the switch (stable: table order within an era).
     defs.sort_by_key(|d| Era::ALL.iter().position(|&e| d.applies(e)));
     let short = |e: Era| e.name().trim_start_matches("linux-");
@@ -165,7 +165,7 @@ pub fn switches_markdown_table() -> String {
         out,
         "\n| tunable | unit | min | max | bounds from |\n|---|---|---|---|---|"
     );
-    for d in crate::switches::SWITCHES {
+    for d in crate::switches::all() {
         if let Some(r) = d.range() {
             let _ = writeln!(
                 out,

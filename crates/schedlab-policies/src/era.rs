@@ -616,6 +616,8 @@ impl Era {
             track_short_sleep: false,
             track_migrations: false,
             idle_cpumask: false,
+            // SIS_UTIL (70fb5ccf2ebb, 6.0) on by default from its release.
+            sis_util: self.since(v(6, 0)),
         }
     }
 

@@ -121,14 +121,10 @@ pub fn build(variant: &str, _topo: &Topology, seed: u64) -> Result<Built, Policy
             active,
             load_idx,
         } => {
-            let mut b = CfsBalancer::new(config.tunables.migration_cost_ns, tick_ns);
+            let mut b = CfsBalancer::for_config(&config);
             b.newidle_gate = newidle;
             b.active_balance = active;
             b.load_idx = load_idx;
-            b.cache_hot_buddy = config.features.cache_hot_buddy;
-            b.nr_migrate = config.tunables.nr_migrate;
-            // SIS_UTIL applies from 6.0 on, so before that it is off by construction.
-            b.sis_util = s.sis_util;
             Box::new(b)
         }
     };

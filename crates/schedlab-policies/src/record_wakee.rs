@@ -42,18 +42,13 @@ pub(crate) fn record_streak(ctx: &WakeCtx, hints: &mut Hints) {
     }
 }
 
-pub(crate) fn flips(ctx: &WakeCtx, hints: &Hints) -> (u64, u64) {
-    let waker = ctx.waker.map_or(0, |w| hints.task[w].wakee_flips as u64);
-    (waker, hints.task[ctx.wakee].wakee_flips as u64)
-}
-
 /// WAKEUP_BUDDY: waker and wakee are each other's last wakee, each woke the other at least
 /// `reference` times in a row.
-pub(crate) fn buddies(ctx: &WakeCtx, hints: &Hints, reference: u32) -> bool {
+pub(crate) fn buddies(ctx: &WakeCtx, hints: &Hints, reference: u64) -> bool {
     let Some(w) = ctx.waker else { return false };
     let (hw, hp) = (&hints.task[w], &hints.task[ctx.wakee]);
     hw.last_wakee == Some(ctx.wakee)
         && hp.last_wakee == Some(w)
-        && hw.wakee_streak >= reference
-        && hp.wakee_streak >= reference
+        && u64::from(hw.wakee_streak) >= reference
+        && u64::from(hp.wakee_streak) >= reference
 }

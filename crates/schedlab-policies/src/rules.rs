@@ -45,8 +45,6 @@ pub(crate) const SHALLOWEST_IDLE: Versions = since(v(3, 19));
 pub(crate) const NEW_SIS: Versions = since(v(4, 9));
 /// SIS_PROP on by default, until 6.0's SIS_UTIL (70fb5ccf2ebb) turned it off.
 pub(crate) const SIS_PROP_DEFAULT: Versions = until(v(6, 0));
-/// SIS_UTIL (70fb5ccf2ebb, 6.0) on by default.
-pub(crate) const SIS_UTIL_DEFAULT: Versions = since(v(6, 0));
 
 /// Every rule above by name, for the test that pins each era's answers.
 #[cfg(test)]
@@ -68,7 +66,6 @@ pub(crate) const ALL: &[(&str, Versions)] = &[
     ("SHALLOWEST_IDLE", SHALLOWEST_IDLE),
     ("NEW_SIS", NEW_SIS),
     ("SIS_PROP_DEFAULT", SIS_PROP_DEFAULT),
-    ("SIS_UTIL_DEFAULT", SIS_UTIL_DEFAULT),
 ];
 
 #[cfg(test)]
@@ -105,7 +102,6 @@ mod tests {
         ("SHALLOWEST_IDLE", "00000000111111111"),
         ("NEW_SIS", "00000000001111111"),
         ("SIS_PROP_DEFAULT", "11111111111110000"),
-        ("SIS_UTIL_DEFAULT", "00000000000001111"),
     ];
 
     #[test]

@@ -10,7 +10,7 @@
 use crate::debated;
 use crate::machine::Machine;
 use crate::scan::Scan;
-use crate::switches::Settings;
+use crate::switches::{Settings, sw};
 use schedlab_engine::policy::{Hints, Step};
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};
 
@@ -58,19 +58,19 @@ pub(crate) fn select_idle_cpu_4_13<M: Machine>(
     let this_llc = sc.m.topo().cpu(sc.this).llc;
     let avg_idle = sc.m.avg_idle(sc.this) / 512;
     let avg_cost = hints.llc[this_llc].avg_scan_cost as u64 + 1;
-    if s.sis_avg_cpu && avg_idle < avg_cost {
+    if s.on(sw!("SIS_AVG_CPU")) && avg_idle < avg_cost {
         return None;
     }
     let mut nr = u64::MAX;
     let mut start = target;
-    if s.sis_prop {
+    if s.on(sw!("SIS_PROP")) {
         let span_avg = sd.span_weight as u64 * avg_idle;
         nr = if span_avg > 4 * avg_cost {
             span_avg / avg_cost
         } else {
             4
         };
-        if s.sis_rotate {
+        if s.on(sw!("SIS_ROTATE")) {
             (nr, start) = debated::rotate_budget(sc, hints, sd, target, span_avg, avg_cost);
         }
     }
@@ -78,7 +78,7 @@ pub(crate) fn select_idle_cpu_4_13<M: Machine>(
     let mut found = None;
     for c in sd.span.iter_wrap(start) {
         // Mazumdar 2019: the next scan from this target starts where this one stopped.
-        if s.sis_rotate {
+        if s.on(sw!("SIS_ROTATE")) {
             hints.cpu[target].sis_next_cpu = Some(c);
         }
         nr -= 1;
@@ -120,7 +120,7 @@ pub(crate) fn select_idle_cpu_5_12<M: Machine>(
     let allowed = sc.m.allowed(sc.p);
     let mut cpus = has_idle_core.then(|| sd.span.and(allowed));
     let mut nr = u64::MAX;
-    let prop = s.sis_prop && !has_idle_core;
+    let prop = s.on(sw!("SIS_PROP")) && !has_idle_core;
     let t0 = sc.probes();
     if prop {
         let jiffies = sc.m.jiffies();
@@ -138,7 +138,7 @@ pub(crate) fn select_idle_cpu_5_12<M: Machine>(
             4
         };
     }
-    if s.sis_util {
+    if s.config.features.sis_util {
         nr = hints.llc[target_llc].nr_idle_scan as u64 + 1;
         if nr == 1 {
             return None;
@@ -162,7 +162,7 @@ pub(crate) fn select_idle_cpu_5_12<M: Machine>(
                     break;
                 }
                 // Gorman, Dec 2020: remember an idle thread for a failed idle-core pass.
-                if idle_cpu.is_none() && s.sis_idle_candidate && sc.allowed(t) {
+                if idle_cpu.is_none() && s.on(sw!("SIS_IDLE_CANDIDATE")) && sc.allowed(t) {
                     idle_cpu = Some(t);
                 }
             }

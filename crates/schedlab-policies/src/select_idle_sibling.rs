@@ -22,7 +22,7 @@ use crate::scan::Scan;
 use crate::select_idle_core::select_idle_core;
 use crate::select_idle_cpu::{select_idle_cpu_4_9, select_idle_cpu_4_13, select_idle_cpu_5_12};
 use crate::select_idle_smt::select_idle_smt;
-use crate::switches::Settings;
+use crate::switches::{Settings, sw};
 use schedlab_engine::policy::{Hints, Step};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};
@@ -37,7 +37,7 @@ pub(crate) fn select_idle_sibling<M: Machine>(
     target: CpuId,
 ) -> (CpuId, Step) {
     sc.target(target);
-    if !s.select_idle_sibling {
+    if !s.on(sw!("SELECT_IDLE_SIBLING")) {
         return (target, Step::Target);
     }
     match s.era.idle_search() {
@@ -201,20 +201,20 @@ pub(crate) fn select_idle_sibling_3_9<M: Machine>(
     let Some(llc_idx) = chain.iter().rposition(|d| d.has(flags::SHARE_LLC)) else {
         return (target, Step::Fallback);
     };
-    if s.old_idle
-        && let Some(c) = select_idle_group(sc, chain, llc_idx, target, s.order_idle)
+    if s.on(sw!("OLD_IDLE"))
+        && let Some(c) = select_idle_group(sc, chain, llc_idx, target, s.on(sw!("ORDER_IDLE")))
     {
         return (c, Step::IdleGroup);
     }
     let span = &chain[llc_idx].span;
     // Mazumdar 2019: NO_SIS_CORE skips the idle-core search.
-    if s.idle_core
-        && s.sis_core
+    if s.on(sw!("IDLE_CORE"))
+        && s.on(sw!("SIS_CORE"))
         && let Some(c) = select_idle_core(sc, hints, span, target)
     {
         return (c, Step::IdleCore);
     }
-    if s.idle_cpu {
+    if s.on(sw!("IDLE_CPU")) {
         let c = if sis_prop {
             select_idle_cpu_4_13(sc, s, hints, &chain[llc_idx], target)
         } else {
@@ -224,7 +224,7 @@ pub(crate) fn select_idle_sibling_3_9<M: Machine>(
             return (c, Step::IdleCpu);
         }
     }
-    if s.idle_smt
+    if s.on(sw!("IDLE_SMT"))
         && let Some(c) = select_idle_smt(sc, target)
     {
         return (c, Step::IdleSmt);
@@ -294,9 +294,11 @@ pub(crate) fn select_idle_sibling_5_12<M: Machine>(
     // recent_used_cpu: until ~5.15 swapped with prev only on success (the waker side records
     // its own CPU); later always replaced by prev here. NO_RECENT_USED_CPU: neither.
     let p = sc.p;
-    let recent = hints.task[p].recent_used_cpu.filter(|_| s.recent_used_cpu);
+    let recent = hints.task[p]
+        .recent_used_cpu
+        .filter(|_| s.on(sw!("RECENT_USED_CPU")));
     let replaced_always = s.era.has(rules::RECENT_USED_REPLACED);
-    if replaced_always && s.recent_used_cpu {
+    if replaced_always && s.on(sw!("RECENT_USED_CPU")) {
         hints.task[p].recent_used_cpu = Some(prev);
     }
     let mut recent_fb = None;
@@ -350,7 +352,7 @@ pub(crate) fn select_idle_sibling_5_12<M: Machine>(
     if let Some(found) = found {
         return found;
     }
-    if s.sis_node
+    if s.on(sw!("SIS_NODE"))
         && let Some(c) = select_idle_node(sc, s, hints, target, sd)
     {
         return (c, Step::WideIdle);

@@ -21,7 +21,7 @@ use crate::record_wakee::{buddies, record_streak, record_wakee};
 use crate::rules;
 use crate::scan::Scan;
 use crate::select_idle_sibling::{select_idle_sibling, select_idle_sibling_2_6_32};
-use crate::switches::Settings;
+use crate::switches::{Settings, sw};
 use crate::wake_affine::{
     wake_affine_2_6_25, wake_affine_2_6_32, wake_affine_3_16, wake_affine_4_14,
 };
@@ -47,7 +47,7 @@ pub(crate) fn select_task_rq_fair_2_6_23<M: Machine>(
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
     let idle_step = |sc: &mut Scan<'_, M>, c: CpuId| -> CpuId {
         sc.target(c);
-        let r = if s.select_idle_sibling {
+        let r = if s.on(sw!("SELECT_IDLE_SIBLING")) {
             wake_idle(sc, c)
         } else {
             (c, Step::Target)
@@ -59,8 +59,8 @@ pub(crate) fn select_task_rq_fair_2_6_23<M: Machine>(
     }
     let m = sc.m;
     let this_sd = m.domains().lowest_spanning(this, prev);
-    let Some(sd) = this_sd.filter(|_| sc.allowed(this) && s.wake_affine) else {
-        sc.affine(if s.wake_affine {
+    let Some(sd) = this_sd.filter(|_| sc.allowed(this) && s.on(sw!("WAKE_AFFINE"))) else {
+        sc.affine(if s.on(sw!("WAKE_AFFINE")) {
             Affine::NoDomain
         } else {
             Affine::Declined
@@ -73,7 +73,7 @@ pub(crate) fn select_task_rq_fair_2_6_23<M: Machine>(
     }
     // Passive balancing: pull when the waker's CPU is below prev by half the imbalance
     // (SD_WAKE_BALANCE assumed on every non-NUMA level [M]), on the same loads.
-    if !sd.has(flags::NUMA) && s.affine_wakeups {
+    if !sd.has(flags::NUMA) && s.on(sw!("AFFINE_WAKEUPS")) {
         let imb = half_imb(sd);
         let idx = s.era.load_idx().wake_index(sd);
         let (load, this_load) = (
@@ -106,10 +106,10 @@ pub(crate) fn select_task_rq_fair_2_6_32<M: Machine>(
     let m = sc.m;
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
     let mut want_affine = sc.allowed(this)
-        && s.wake_affine
-        && (!s.era.has(rules::AFFINE_WAKEUPS) || s.affine_wakeups);
+        && s.on(sw!("WAKE_AFFINE"))
+        && (!s.era.has(rules::AFFINE_WAKEUPS) || s.on(sw!("AFFINE_WAKEUPS")));
     let package = matches!(s.era.idle_search(), IdleSearch::InWalk { package: true });
-    let ramp = s.ramp && m.nr_running(this) == 1;
+    let ramp = s.on(sw!("RAMP")) && m.nr_running(this) == 1;
     let chain = m.domains().of(this);
     let mut cpu = this;
     let mut affine_sd = None;
@@ -122,14 +122,14 @@ pub(crate) fn select_task_rq_fair_2_6_32<M: Machine>(
         }
         if want_affine {
             let mut target = tmp.span.contains(prev).then_some(this);
-            let enabled = if s.ramp {
+            let enabled = if s.on(sw!("RAMP")) {
                 ramp && tmp.has(flags::SHARE_LLC)
             } else if package {
                 package_level(m, tmp, this)
             } else {
                 tmp.has(flags::SHARE_LLC)
             };
-            if enabled && s.select_idle_sibling {
+            if enabled && s.on(sw!("SELECT_IDLE_SIBLING")) {
                 let (t, st) = select_idle_sibling_2_6_32(sc, tmp, target, prev);
                 if st.is_some() {
                     found = st;
@@ -163,7 +163,11 @@ pub(crate) fn select_task_rq_fair_2_6_32<M: Machine>(
             });
             return sc.done((cpu, step));
         }
-        let load_cpu = if s.affine_target { cpu } else { this };
+        let load_cpu = if s.on(sw!("AFFINE_TARGET")) {
+            cpu
+        } else {
+            this
+        };
         if wake_affine_2_6_32(sc, s, ctx, &chain[ai], load_cpu, true) {
             return sc.done((cpu, step));
         }
@@ -200,10 +204,10 @@ pub(crate) fn select_task_rq_fair_2_6_35<M: Machine>(
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
     if s.era.has(rules::RECORD_WAKEE) {
         record_wakee(s.era, ctx, m, hints);
-    } else if s.wakeup_buddy {
+    } else if s.on(sw!("WAKEUP_BUDDY")) {
         record_streak(ctx, hints);
     }
-    let want_affine = s.wake_affine && sc.allowed(this);
+    let want_affine = s.on(sw!("WAKE_AFFINE")) && sc.allowed(this);
     let chain = m.domains().of(this);
     let affine_sd = if want_affine {
         chain
@@ -213,7 +217,8 @@ pub(crate) fn select_task_rq_fair_2_6_35<M: Machine>(
         None
     };
     let against_4_2 = s.era.has(rules::AGAINST_4_2);
-    let wide_idle = against_4_2 && (s.wake_wide_idle || s.wake_wide_idle_both);
+    let wide_idle =
+        against_4_2 && (s.on(sw!("WAKE_WIDE_IDLE")) || s.on(sw!("WAKE_WIDE_IDLE_BOTH")));
     let mut wide = false;
     let mut target = prev;
     let mut pulled = false;
@@ -225,14 +230,16 @@ pub(crate) fn select_task_rq_fair_2_6_35<M: Machine>(
         }),
         Some(_) if this == prev => sc.affine(Affine::NotAsked),
         Some(sd) => {
-            if s.era.has(rules::RECORD_WAKEE) && s.wake_wide {
+            if s.era.has(rules::RECORD_WAKEE) && s.on(sw!("WAKE_WIDE")) {
                 wide = wake_wide_3_12(ctx, m, hints)
-                    || (s.wake_wide_idle_both && wake_wide_mirror(ctx, m, hints));
+                    || (s.on(sw!("WAKE_WIDE_IDLE_BOTH")) && wake_wide_mirror(ctx, m, hints));
                 sc.wide(wide);
             }
             if wide {
                 sc.affine(Affine::WakeWide);
-            } else if s.wakeup_buddy && !buddies(ctx, hints, s.wakeup_buddy_ref) {
+            } else if s.on(sw!("WAKEUP_BUDDY"))
+                && !buddies(ctx, hints, s.value(sw!("wakeup_buddy_ref")))
+            {
                 sc.affine(Affine::Declined);
             } else {
                 pulled = if s.era.has(rules::CAPACITY_WAKE_AFFINE) {
@@ -242,7 +249,7 @@ pub(crate) fn select_task_rq_fair_2_6_35<M: Machine>(
                 };
                 if pulled {
                     target = this;
-                    if s.wakeup_buddy {
+                    if s.on(sw!("WAKEUP_BUDDY")) {
                         sc.affine(Affine::PulledBuddy);
                     }
                 }
@@ -262,7 +269,7 @@ pub(crate) fn select_task_rq_fair_2_6_35<M: Machine>(
             }
         }
     }
-    if against_4_2 && s.prefer_idle_cpu && !pulled && !m.idle(cpu) {
+    if against_4_2 && s.on(sw!("PREFER_IDLE_CPU")) && !pulled && !m.idle(cpu) {
         // PREFER_IDLE_CPU: continue into find_idlest_group/cpu over the wake-balance span.
         let (idx, flag) = match wake_balance_domain(m, this) {
             Some(i) => (Some(i), flags::BALANCE_WAKE),
@@ -298,8 +305,8 @@ pub(crate) fn select_task_rq_fair_4_3<M: Machine>(
     let mut want_affine = false;
     if ttwu {
         record_wakee(s.era, ctx, m, hints);
-        let wide = s.wake_wide && sc.wide(wake_wide_4_3(ctx, m, hints));
-        want_affine = !wide && sc.allowed(this) && s.wake_affine;
+        let wide = s.on(sw!("WAKE_WIDE")) && sc.wide(wake_wide_4_3(ctx, m, hints));
+        want_affine = !wide && sc.allowed(this) && s.on(sw!("WAKE_AFFINE"));
         if wide {
             sc.affine(Affine::WakeWide);
         } else if !want_affine {
@@ -357,7 +364,7 @@ pub(crate) fn select_task_rq_fair_4_3<M: Machine>(
     let found = select_idle_sibling(sc, s, hints, prev, new);
     // The waker remembers its CPU for its own next wakeup.
     if want_affine
-        && s.recent_used_cpu
+        && s.on(sw!("RECENT_USED_CPU"))
         && s.era.has(rules::RECENT_USED_WAKER_SIDE)
         && let Some(w) = ctx.waker
     {

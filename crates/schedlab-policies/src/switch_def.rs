@@ -1,12 +1,15 @@
 //! What a switch is: where its behaviour comes from ([`Provenance`]), who reads it
-//! ([`Scope`]), its kind (feature, tunable with its range, 2.5.59 balancer variant) and the
-//! definition row ([`SwitchDef`]), with the macros that write the rows of the table in
-//! [`crate::switches`]. Split from the table so that each file reads on its own.
+//! ([`Scope`]), where its value lives (`Store`: a placement switch has no field of its own,
+//! an engine switch is the engine's configuration field), its kind (feature, tunable with
+//! its range, 2.5.59 balancer variant) and the definition row (`SwitchDef`), with the
+//! macros that write the rows of the table in [`crate::switches`]. Split from the table so
+//! that each file reads on its own.
 
 use crate::era::Era;
 use crate::settings::Settings;
 use crate::tunables::Range;
 use crate::version::Versions;
+use schedlab_engine::Features;
 use schedlab_engine::balance_o1::O1Variant;
 
 /// Where a switch's behaviour comes from.
@@ -52,20 +55,38 @@ impl Scope {
     }
 }
 
+/// Where a switch's value lives: the one place that holds it.
+#[derive(Clone, Copy)]
+pub(crate) enum Store {
+    /// A placement switch: no field of its own. Its value sits in [`Settings`] under the
+    /// row's index, starts at `default(era)`, and the placement code reads it by name with
+    /// `sw!("NAME")` (checked at compile time) in the files of `read_in` and nowhere else.
+    Placement {
+        /// The default in each era.
+        default: fn(Era) -> u64,
+        /// The files of `src/` that read it (a test holds the code to this list).
+        #[cfg_attr(not(test), allow(dead_code))]
+        read_in: &'static [&'static str],
+        /// Engine bookkeeping the patch needs, turned on with the switch (so runs without it
+        /// do no extra work).
+        track: Option<fn(&mut Features)>,
+    },
+    /// A field of the engine's configuration or of the 2.5.59 balancer's parameters: the
+    /// engine reads it there, and the era's configuration ([`crate::Era::config`]) gives its
+    /// default.
+    Engine {
+        get: fn(&Settings) -> u64,
+        set: fn(&mut Settings, u64),
+    },
+}
+
 /// Kinds of switch.
 #[derive(Clone, Copy)]
 pub(crate) enum Kind {
-    /// A boolean feature.
-    Feature {
-        get: fn(&Settings) -> bool,
-        set: fn(&mut Settings, bool),
-    },
-    /// A numeric tunable; `set` is only given values inside `range`.
-    Tunable {
-        get: fn(&Settings) -> u64,
-        set: fn(&mut Settings, u64),
-        range: Range,
-    },
+    /// A boolean feature (value 0 or 1).
+    Feature(Store),
+    /// A numeric tunable; it is only given values inside `range`.
+    Tunable(Store, Range),
     /// A 2.5.59 balancer variant.
     Balancer(O1Variant),
 }
@@ -91,23 +112,55 @@ impl SwitchDef {
     /// The unit and bounds of a tunable (`None` for the other kinds).
     pub(crate) fn range(&self) -> Option<Range> {
         match self.kind {
-            Kind::Tunable { range, .. } => Some(range),
+            Kind::Tunable(_, range) => Some(range),
             _ => None,
+        }
+    }
+    /// Where a feature's or tunable's value lives (`None` for a balancer variant).
+    pub(crate) fn store(&self) -> Option<Store> {
+        match self.kind {
+            Kind::Feature(store) | Kind::Tunable(store, _) => Some(store),
+            Kind::Balancer(_) => None,
+        }
+    }
+    /// The value in `s` (a feature: 0 or 1; a balancer variant: 1 when it is the one).
+    pub(crate) fn get(&self, s: &Settings) -> u64 {
+        match (self.store(), self.kind) {
+            (Some(Store::Placement { .. }), _) => s.value(crate::switches::SwitchId::of(self.name)),
+            (Some(Store::Engine { get, .. }), _) => get(s),
+            (None, Kind::Balancer(v)) => u64::from(s.o1.variant == v),
+            (None, _) => 0,
+        }
+    }
+    /// Sets the value (a tunable's already checked against its range).
+    pub(crate) fn set(&self, s: &mut Settings, v: u64) {
+        match self.store() {
+            Some(Store::Placement { track, .. }) => {
+                s.set_value(crate::switches::SwitchId::of(self.name), v);
+                if let Some(track) = track
+                    && v != 0
+                {
+                    track(&mut s.config.features);
+                }
+            }
+            Some(Store::Engine { set, .. }) => set(s, v),
+            None => {}
         }
     }
     /// Canonical spelling as it appears in the listing (`NAME`, `name=`, `ingoB0`).
     pub(crate) fn display(&self) -> String {
         match self.kind {
-            Kind::Tunable { .. } => format!("{}=", self.name),
+            Kind::Tunable(..) => format!("{}=", self.name),
             _ => self.name.to_string(),
         }
     }
     pub(crate) fn default_text(&self, era: Era) -> String {
         let s = Settings::defaults(era);
+        let v = self.get(&s);
         match self.kind {
-            Kind::Feature { get, .. } => if get(&s) { "on" } else { "off" }.into(),
-            Kind::Tunable { get, .. } => get(&s).to_string(),
-            Kind::Balancer(v) => if s.o1.variant == v {
+            Kind::Feature(_) => if v != 0 { "on" } else { "off" }.into(),
+            Kind::Tunable(..) => v.to_string(),
+            Kind::Balancer(_) => if v != 0 {
                 "on (default variant)"
             } else {
                 "off"
@@ -117,70 +170,84 @@ impl SwitchDef {
     }
 }
 
-macro_rules! feature {
-    ($scope:expr, $name:expr, $versions:expr, $prov:expr, $field:ident, $meaning:expr) => {
+/// One placement feature row: name, versions, provenance, default per era (`|era| 0 or 1`),
+/// the files that read it, and its meaning; optionally the engine bookkeeping it needs
+/// (`track: field`).
+macro_rules! placement {
+    ($name:expr, $versions:expr, $prov:expr, default: $default:expr, read_in: $read_in:expr,
+     $meaning:expr $(, track: $track:ident)?) => {
         SwitchDef {
             name: $name,
             versions: $versions,
-            scope: $scope,
-            kind: Kind::Feature {
-                get: |s| s.$field,
-                set: |s, v| s.$field = v,
-            },
+            scope: Scope::Placement,
+            kind: Kind::Feature(Store::Placement {
+                default: $default,
+                read_in: $read_in,
+                track: placement!(@track $($track)?),
+            }),
             provenance: $prov,
             meaning: $meaning,
         }
     };
-    // A placement switch whose patch needs engine bookkeeping (`track`): turning it on turns
-    // the bookkeeping on, so runs without it do no extra work.
-    ($scope:expr, $name:expr, $versions:expr, $prov:expr, $field:ident, $meaning:expr, $track:ident) => {
+    (@track $track:ident) => { Some(|f: &mut Features| f.$track = true) };
+    (@track) => { None };
+}
+
+/// One placement tunable row: as [`placement!`] with its range; the default is a number.
+macro_rules! placement_tunable {
+    ($name:expr, $versions:expr, $range:expr, default: $default:expr, read_in: $read_in:expr,
+     $meaning:expr) => {
         SwitchDef {
             name: $name,
             versions: $versions,
-            scope: $scope,
-            kind: Kind::Feature {
-                get: |s| s.$field,
-                set: |s, v| {
-                    s.$field = v;
-                    s.config.features.$track = s.config.features.$track || v;
+            scope: Scope::Placement,
+            kind: Kind::Tunable(
+                Store::Placement {
+                    default: |_| $default,
+                    read_in: $read_in,
+                    track: None,
                 },
-            },
-            provenance: $prov,
+                $range,
+            ),
+            provenance: Provenance::Tunable,
             meaning: $meaning,
         }
     };
 }
 
+/// One engine feature row: the engine's `Features` field it sets.
 macro_rules! engine_feature {
     ($name:expr, $versions:expr, $field:ident, $meaning:expr) => {
         SwitchDef {
             name: $name,
             versions: $versions,
             scope: Scope::Engine,
-            kind: Kind::Feature {
-                get: |s| s.config.features.$field,
-                set: |s, v| s.config.features.$field = v,
-            },
+            kind: Kind::Feature(Store::Engine {
+                get: |s| u64::from(s.config.features.$field),
+                set: |s, v| s.config.features.$field = v != 0,
+            }),
             provenance: Provenance::Mainline,
             meaning: $meaning,
         }
     };
 }
 
-/// One tunable row: `name=value` with its versions, scope, range, how it reads and writes
-/// the settings (`set` only sees values inside the range) and its meaning.
+/// One engine tunable row: `name=value` with its versions, range, how it reads and writes
+/// the engine's configuration (`set` only sees values inside the range) and its meaning.
 macro_rules! tunable {
-    ($scope:expr, $name:expr, $versions:expr, $range:expr,
+    ($name:expr, $versions:expr, $range:expr,
      get: |$gs:ident| $get:expr, set: |$ss:ident, $v:ident| $set:expr, $meaning:expr) => {
         SwitchDef {
             name: $name,
             versions: $versions,
-            scope: $scope,
-            kind: Kind::Tunable {
-                get: |$gs| $get,
-                set: |$ss, $v| $set,
-                range: $range,
-            },
+            scope: Scope::Engine,
+            kind: Kind::Tunable(
+                Store::Engine {
+                    get: |$gs| $get,
+                    set: |$ss, $v| $set,
+                },
+                $range,
+            ),
             provenance: Provenance::Tunable,
             meaning: $meaning,
         }
@@ -195,16 +262,16 @@ macro_rules! preempt_model {
             name: $name,
             versions: $versions,
             scope: Scope::Engine,
-            kind: Kind::Feature {
-                get: |s| s.config.preempt == PreemptModel::$model,
+            kind: Kind::Feature(Store::Engine {
+                get: |s| u64::from(s.config.preempt == PreemptModel::$model),
                 set: |s, on| {
-                    if on {
+                    if on != 0 {
                         s.config.preempt = PreemptModel::$model;
                     } else if s.config.preempt == PreemptModel::$model {
                         s.config.preempt = PreemptModel::Voluntary;
                     }
                 },
-            },
+            }),
             provenance: Provenance::Mainline,
             meaning: $meaning,
         }

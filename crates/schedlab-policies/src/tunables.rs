@@ -73,7 +73,7 @@ pub(crate) const fn count(unit: &'static str) -> Range {
 mod tests {
     use crate::era::{Era, REFERENCE_BASE};
     use crate::error::PolicyError;
-    use crate::switches::{Kind, SWITCHES};
+    use crate::switches::{Kind, all};
     use crate::variant::resolve;
 
     /// A preset where the switch applies.
@@ -89,8 +89,8 @@ mod tests {
     #[test]
     fn every_tunable_takes_its_bounds_and_refuses_one_past_them() {
         let mut tunables = 0;
-        for d in SWITCHES {
-            let Kind::Tunable { get, range, .. } = d.kind else {
+        for d in all() {
+            let Kind::Tunable(_, range) = d.kind else {
                 continue;
             };
             tunables += 1;
@@ -100,7 +100,7 @@ mod tests {
                 let s = resolve(&format!("{p},{}={ok}", d.name))
                     .unwrap_or_else(|e| panic!("{}={ok}: {e}", d.name))
                     .settings;
-                assert_eq!(get(&s), ok, "{} reads back what it was set to", d.name);
+                assert_eq!(d.get(&s), ok, "{} reads back what it was set to", d.name);
             }
             let mut outside = vec![u128::from(range.max) + 1];
             if range.min > 0 {

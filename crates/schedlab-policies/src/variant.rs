@@ -110,7 +110,7 @@ fn eras_of(def: &SwitchDef) -> String {
 /// The closest switch name of any era and, when it is not valid here, where it is (the
 /// `suggestion` and `suggestion_eras` of [`PolicyError::UnknownSwitch`]).
 fn suggest(given: &str, era: Era, reference: bool) -> (Option<String>, Option<String>) {
-    let Some(best) = closest(given, crate::switches::SWITCHES.iter().map(|d| d.name)) else {
+    let Some(best) = closest(given, crate::switches::all().map(|d| d.name)) else {
         return (None, None);
     };
     let Some(def) = find(&best) else {
@@ -155,7 +155,7 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
         };
         let negated = value.is_none() && name.len() > 3 && name[..3].eq_ignore_ascii_case("NO_");
         let lookup = if negated { &name[3..] } else { name };
-        let def = find(lookup).filter(|d| !negated || matches!(d.kind, Kind::Feature { .. }));
+        let def = find(lookup).filter(|d| !negated || matches!(d.kind, Kind::Feature(_)));
         let Some(def) = def else {
             let (suggestion, suggestion_eras) = suggest(lookup, era, reference);
             return Err(PolicyError::UnknownSwitch {
@@ -180,7 +180,7 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
             });
         }
         match def.kind {
-            Kind::Feature { .. } => {
+            Kind::Feature(_) => {
                 if let Some(val) = value {
                     return Err(PolicyError::BadValue {
                         policy: policy_label,
@@ -196,7 +196,7 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
                     def.name.to_string()
                 });
             }
-            Kind::Tunable { range, .. } => {
+            Kind::Tunable(_, range) => {
                 let Some(val) = value else {
                     return Err(PolicyError::BadValue {
                         policy: policy_label,
@@ -238,8 +238,8 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
     }
     for (def, on, val) in &plan {
         match def.kind {
-            Kind::Feature { set, .. } => set(&mut settings, on.unwrap_or(true)),
-            Kind::Tunable { set, .. } => set(&mut settings, val.unwrap_or(0)),
+            Kind::Feature(_) => def.set(&mut settings, u64::from(on.unwrap_or(true))),
+            Kind::Tunable(..) => def.set(&mut settings, val.unwrap_or(0)),
             Kind::Balancer(_) => {}
         }
     }

@@ -10,7 +10,7 @@
 use crate::load::{half_imb, tl_per_task};
 use crate::machine::Machine;
 use crate::scan::Scan;
-use crate::switches::Settings;
+use crate::switches::{Settings, sw};
 use crate::wake_affine_idle::wake_affine_idle;
 use crate::wake_affine_weight::wake_affine_weight;
 use schedlab_engine::WakeCtx;
@@ -29,7 +29,7 @@ pub(crate) fn wake_affine_2_6_25<M: Machine>(
     sd: &SchedDomain,
 ) -> bool {
     let m = sc.m;
-    if !sd.has(flags::WAKE_AFFINE) || !s.affine_wakeups {
+    if !sd.has(flags::WAKE_AFFINE) || !s.on(sw!("AFFINE_WAKEUPS")) {
         sc.affine(Affine::Declined);
         return false;
     }
@@ -78,10 +78,10 @@ pub(crate) fn wake_affine_2_6_32<M: Machine>(
     if overlap && let Some(w) = ctx.waker {
         let mc = m.migration_cost_ns();
         let (ow, op) = (m.avg_overlap(w), m.avg_overlap(p));
-        if sync && s.sync_less && (ow > mc || op > mc) {
+        if sync && s.on(sw!("SYNC_LESS")) && (ow > mc || op > mc) {
             sync = false;
         }
-        if !sync && s.sync_more && ow < mc && op < mc {
+        if !sync && s.on(sw!("SYNC_MORE")) && ow < mc && op < mc {
             sync = true;
         }
     }
@@ -138,7 +138,7 @@ pub(crate) fn wake_affine_4_14<M: Machine>(
     sd: &SchedDomain,
 ) -> CpuId {
     let (this, prev) = (ctx.waker_cpu, ctx.prev_cpu);
-    if s.wa_idle
+    if s.on(sw!("WA_IDLE"))
         && let Some(c) = wake_affine_idle(s, sc, ctx)
     {
         let verdict = if c != this {
@@ -151,7 +151,7 @@ pub(crate) fn wake_affine_4_14<M: Machine>(
         sc.affine(verdict);
         return c;
     }
-    if s.wa_weight {
+    if s.on(sw!("WA_WEIGHT")) {
         if wake_affine_weight(s, sc, ctx, sd) {
             return this;
         }

@@ -6,7 +6,7 @@ use crate::debated;
 use crate::machine::Machine;
 use crate::rules;
 use crate::scan::Scan;
-use crate::switches::Settings;
+use crate::switches::{Settings, sw};
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::Affine;
 use schedlab_topo::CpuId;
@@ -38,7 +38,7 @@ pub(crate) fn wake_affine_idle<M: Machine>(
         return Some(this);
     }
     if era.has(rules::AFFINE_IDLE_PREV)
-        && s.wa_idle_prev
+        && s.on(sw!("WA_IDLE_PREV"))
         && (sc.idle(prev) || debated::almost_idle(s, sc, prev))
     {
         return Some(prev);

@@ -4,7 +4,7 @@
 use crate::load::half_imb;
 use crate::machine::Machine;
 use crate::scan::Scan;
-use crate::switches::Settings;
+use crate::switches::{Settings, sw};
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::Affine;
 use schedlab_topo::SchedDomain;
@@ -31,12 +31,12 @@ pub(crate) fn wake_affine_weight<M: Machine>(
     }
     let tl = m.task_load(p) as i64;
     this_eff += tl;
-    if s.wa_bias {
+    if s.on(sw!("WA_BIAS")) {
         this_eff *= 100;
     }
     this_eff *= m.capacity(prev) as i64;
     let mut prev_eff = m.cpu_load(prev) as i64 - tl;
-    if s.wa_bias {
+    if s.on(sw!("WA_BIAS")) {
         prev_eff *= half_imb(sd);
     }
     prev_eff *= m.capacity(this) as i64;

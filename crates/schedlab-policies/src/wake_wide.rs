@@ -10,7 +10,6 @@
 //!   times the smaller: `wake_wide_4_3`.
 
 use crate::machine::Machine;
-use crate::record_wakee::flips;
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::Hints;
 
@@ -35,4 +34,10 @@ pub(crate) fn wake_wide_4_3<M: Machine>(ctx: &WakeCtx, m: &M, hints: &Hints) -> 
     let (w, p) = flips(ctx, hints);
     let (master, slave) = if w >= p { (w, p) } else { (p, w) };
     !(slave < factor || master < slave * factor)
+}
+
+/// The `wakee_flips` of waker and wakee (0 for a wakeup without a waker task).
+fn flips(ctx: &WakeCtx, hints: &Hints) -> (u64, u64) {
+    let waker = ctx.waker.map_or(0, |w| hints.task[w].wakee_flips as u64);
+    (waker, hints.task[ctx.wakee].wakee_flips as u64)
 }

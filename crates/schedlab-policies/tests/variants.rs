@@ -251,18 +251,36 @@ fn eras_configure_the_kernel() {
 #[test]
 fn r2_defaults_at_4_6_are_the_old_search() {
     let s = settings("linux-4.6").unwrap();
-    assert!(s.old_idle && s.order_idle && !s.idle_core && !s.idle_cpu && !s.idle_smt);
+    assert!(
+        s.is_on("OLD_IDLE")
+            && s.is_on("ORDER_IDLE")
+            && !s.is_on("IDLE_CORE")
+            && !s.is_on("IDLE_CPU")
+            && !s.is_on("IDLE_SMT")
+    );
     let s = settings("linux-4.9").unwrap();
-    assert!(!s.old_idle && !s.order_idle && s.idle_core && s.idle_cpu && s.idle_smt);
+    assert!(
+        !s.is_on("OLD_IDLE")
+            && !s.is_on("ORDER_IDLE")
+            && s.is_on("IDLE_CORE")
+            && s.is_on("IDLE_CPU")
+            && s.is_on("IDLE_SMT")
+    );
     let s = settings("linux-4.6,NO_OLD_IDLE,NO_ORDER_IDLE,IDLE_CORE,IDLE_CPU,IDLE_SMT").unwrap();
-    assert!(!s.old_idle && !s.order_idle && s.idle_core && s.idle_cpu && s.idle_smt);
+    assert!(
+        !s.is_on("OLD_IDLE")
+            && !s.is_on("ORDER_IDLE")
+            && s.is_on("IDLE_CORE")
+            && s.is_on("IDLE_CPU")
+            && s.is_on("IDLE_SMT")
+    );
     assert_eq!(s.era, Era::V4_6);
 }
 
 #[test]
 fn later_switches_win_and_balancer_variants_reset_their_ticks_first() {
     let s = settings("linux-6.6,NO_SIS_UTIL,SIS_UTIL").unwrap();
-    assert!(s.sis_util);
+    assert!(s.config.features.sis_util);
     // A tick tunable given before the variant still applies (variants are applied first).
     let s = settings("linux-2.5.59,idle_node_rebalance_tick=5,ingoB0").unwrap();
     assert_eq!(s.o1.idle_node_rebalance_tick, 5);
@@ -287,9 +305,15 @@ fn later_switches_win_and_balancer_variants_reset_their_ticks_first() {
 #[test]
 fn balancer_follows_sis_util_and_the_era() {
     // The built balancer is opaque; its SIS_UTIL refresh shows in the settings it came from.
-    assert!(settings("linux-6.0").unwrap().sis_util);
-    assert!(!settings("linux-6.0,NO_SIS_UTIL").unwrap().sis_util);
-    assert!(!settings("linux-5.13").unwrap().sis_util);
+    assert!(settings("linux-6.0").unwrap().config.features.sis_util);
+    assert!(
+        !settings("linux-6.0,NO_SIS_UTIL")
+            .unwrap()
+            .config
+            .features
+            .sis_util
+    );
+    assert!(!settings("linux-5.13").unwrap().config.features.sis_util);
 }
 
 #[test]
