@@ -20,7 +20,8 @@
 
 use crate::machine::Machine;
 use crate::scan::Scan;
-use crate::switches::{Settings, sw};
+use crate::settings::Settings;
+use crate::switches::sw;
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::Hints;
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};

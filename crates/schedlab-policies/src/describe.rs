@@ -154,7 +154,7 @@ pub fn switches_markdown_table() -> String {
         ];
         cells.extend(Era::ALL.iter().map(|&e| {
             if d.applies(e) {
-                d.default_text(e)
+                crate::settings::Settings::default_text(d, e)
             } else {
                 String::new()
             }

@@ -66,7 +66,8 @@ pub use describe::{
 pub use era::{BalancerKind, ERAS, Era, EraDef, Flow, IdleSearch, PresetInfo, PresetKind, presets};
 pub use error::PolicyError;
 pub use select_task_rq::LinuxPolicy;
-pub use switches::{Provenance, Scope, Settings, is_balancer_variant};
+pub use settings::Settings;
+pub use switches::{Provenance, Scope, is_balancer_variant};
 pub use tunables::Range;
 pub use variant::{Variant, parse_variant};
 pub use version::KernelVersion;
@@ -172,7 +173,7 @@ pub fn switches(preset: &str) -> Result<Vec<SwitchInfo>, PolicyError> {
         .filter(|d| !reference || variant::is_engine_level(d))
         .map(|d| SwitchInfo {
             name: d.display(),
-            default: d.default_text(era),
+            default: Settings::default_text(d, era),
             meaning: d.meaning.to_string(),
             provenance: d.provenance,
             scope: d.scope,

@@ -10,7 +10,8 @@
 use crate::debated;
 use crate::machine::Machine;
 use crate::scan::Scan;
-use crate::switches::{Settings, sw};
+use crate::settings::Settings;
+use crate::switches::sw;
 use schedlab_engine::policy::{Hints, Step};
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};
 

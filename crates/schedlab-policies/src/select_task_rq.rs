@@ -25,7 +25,7 @@ use crate::select_task_rq_fair::{
     select_task_rq_fair_2_6_23, select_task_rq_fair_2_6_32, select_task_rq_fair_2_6_35,
     select_task_rq_fair_4_3,
 };
-use crate::switches::Settings;
+use crate::settings::Settings;
 use schedlab_engine::policy::{Affine, Hints, Step};
 use schedlab_engine::{PlacementPolicy, PlacementRecord, SchedView, WakeCtx};
 use schedlab_topo::CpuId;

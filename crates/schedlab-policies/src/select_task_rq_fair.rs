@@ -21,7 +21,8 @@ use crate::record_wakee::{buddies, record_streak, record_wakee};
 use crate::rules;
 use crate::scan::Scan;
 use crate::select_idle_sibling::{select_idle_sibling, select_idle_sibling_2_6_32};
-use crate::switches::{Settings, sw};
+use crate::settings::Settings;
+use crate::switches::sw;
 use crate::wake_affine::{
     wake_affine_2_6_25, wake_affine_2_6_32, wake_affine_3_16, wake_affine_4_14,
 };

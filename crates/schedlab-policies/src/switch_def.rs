@@ -6,11 +6,11 @@
 //! that each file reads on its own.
 
 use crate::era::Era;
-use crate::settings::Settings;
 use crate::tunables::Range;
 use crate::version::Versions;
 use schedlab_engine::Features;
-use schedlab_engine::balance_o1::O1Variant;
+use schedlab_engine::SchedConfig;
+use schedlab_engine::balance_o1::{O1Params, O1Variant};
 
 /// Where a switch's behaviour comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl Scope {
 /// Where a switch's value lives: the one place that holds it.
 #[derive(Clone, Copy)]
 pub(crate) enum Store {
-    /// A placement switch: no field of its own. Its value sits in [`Settings`] under the
+    /// A placement switch: no field of its own. Its value sits in `Settings` under the
     /// row's index, starts at `default(era)`, and the placement code reads it by name with
     /// `sw!("NAME")` (checked at compile time) in the files of `read_in` and nowhere else.
     Placement {
@@ -75,8 +75,13 @@ pub(crate) enum Store {
     /// engine reads it there, and the era's configuration ([`crate::Era::config`]) gives its
     /// default.
     Engine {
-        get: fn(&Settings) -> u64,
-        set: fn(&mut Settings, u64),
+        get: fn(&SchedConfig) -> u64,
+        set: fn(&mut SchedConfig, u64),
+    },
+    /// A parameter of the 2.5.59 balancer, which the engine's `O1NodeBalancer` reads.
+    O1 {
+        get: fn(&O1Params) -> u64,
+        set: fn(&mut O1Params, u64),
     },
 }
 
@@ -123,49 +128,11 @@ impl SwitchDef {
             Kind::Balancer(_) => None,
         }
     }
-    /// The value in `s` (a feature: 0 or 1; a balancer variant: 1 when it is the one).
-    pub(crate) fn get(&self, s: &Settings) -> u64 {
-        match (self.store(), self.kind) {
-            (Some(Store::Placement { .. }), _) => s.value(crate::switches::SwitchId::of(self.name)),
-            (Some(Store::Engine { get, .. }), _) => get(s),
-            (None, Kind::Balancer(v)) => u64::from(s.o1.variant == v),
-            (None, _) => 0,
-        }
-    }
-    /// Sets the value (a tunable's already checked against its range).
-    pub(crate) fn set(&self, s: &mut Settings, v: u64) {
-        match self.store() {
-            Some(Store::Placement { track, .. }) => {
-                s.set_value(crate::switches::SwitchId::of(self.name), v);
-                if let Some(track) = track
-                    && v != 0
-                {
-                    track(&mut s.config.features);
-                }
-            }
-            Some(Store::Engine { set, .. }) => set(s, v),
-            None => {}
-        }
-    }
     /// Canonical spelling as it appears in the listing (`NAME`, `name=`, `ingoB0`).
     pub(crate) fn display(&self) -> String {
         match self.kind {
             Kind::Tunable(..) => format!("{}=", self.name),
             _ => self.name.to_string(),
-        }
-    }
-    pub(crate) fn default_text(&self, era: Era) -> String {
-        let s = Settings::defaults(era);
-        let v = self.get(&s);
-        match self.kind {
-            Kind::Feature(_) => if v != 0 { "on" } else { "off" }.into(),
-            Kind::Tunable(..) => v.to_string(),
-            Kind::Balancer(_) => if v != 0 {
-                "on (default variant)"
-            } else {
-                "off"
-            }
-            .into(),
         }
     }
 }
@@ -223,8 +190,8 @@ macro_rules! engine_feature {
             versions: $versions,
             scope: Scope::Engine,
             kind: Kind::Feature(Store::Engine {
-                get: |s| u64::from(s.config.features.$field),
-                set: |s, v| s.config.features.$field = v != 0,
+                get: |c| u64::from(c.features.$field),
+                set: |c, v| c.features.$field = v != 0,
             }),
             provenance: Provenance::Mainline,
             meaning: $meaning,
@@ -233,25 +200,22 @@ macro_rules! engine_feature {
 }
 
 /// One engine tunable row: `name=value` with its versions, range, how it reads and writes
-/// the engine's configuration (`set` only sees values inside the range) and its meaning.
+/// the engine's configuration (`config`) or the 2.5.59 balancer's parameters (`o1`) (`set`
+/// only sees values inside the range) and its meaning.
 macro_rules! tunable {
-    ($name:expr, $versions:expr, $range:expr,
+    ($name:expr, $versions:expr, $range:expr, $store:ident,
      get: |$gs:ident| $get:expr, set: |$ss:ident, $v:ident| $set:expr, $meaning:expr) => {
         SwitchDef {
             name: $name,
             versions: $versions,
             scope: Scope::Engine,
-            kind: Kind::Tunable(
-                Store::Engine {
-                    get: |$gs| $get,
-                    set: |$ss, $v| $set,
-                },
-                $range,
-            ),
+            kind: Kind::Tunable(tunable!(@store $store, |$gs| $get, |$ss, $v| $set), $range),
             provenance: Provenance::Tunable,
             meaning: $meaning,
         }
     };
+    (@store config, $get:expr, $set:expr) => { Store::Engine { get: $get, set: $set } };
+    (@store o1, $get:expr, $set:expr) => { Store::O1 { get: $get, set: $set } };
 }
 
 /// One preemption-model row: `NAME` selects the model; `NO_NAME` goes back to the presets'
@@ -263,12 +227,12 @@ macro_rules! preempt_model {
             versions: $versions,
             scope: Scope::Engine,
             kind: Kind::Feature(Store::Engine {
-                get: |s| u64::from(s.config.preempt == PreemptModel::$model),
-                set: |s, on| {
+                get: |c| u64::from(c.preempt == PreemptModel::$model),
+                set: |c, on| {
                     if on != 0 {
-                        s.config.preempt = PreemptModel::$model;
-                    } else if s.config.preempt == PreemptModel::$model {
-                        s.config.preempt = PreemptModel::Voluntary;
+                        c.preempt = PreemptModel::$model;
+                    } else if c.preempt == PreemptModel::$model {
+                        c.preempt = PreemptModel::Voluntary;
                     }
                 },
             }),

@@ -18,7 +18,6 @@
 //! `s.on(sw!("NAME"))`, in one of the files its row lists.
 
 use crate::era::Era;
-pub use crate::settings::Settings;
 pub(crate) use crate::switch_def::{Kind, SwitchDef};
 pub use crate::switch_def::{Provenance, Scope};
 use crate::version::{Versions, only, since, v, v25, v26};

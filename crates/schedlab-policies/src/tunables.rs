@@ -100,7 +100,7 @@ mod tests {
                 let s = resolve(&format!("{p},{}={ok}", d.name))
                     .unwrap_or_else(|e| panic!("{}={ok}: {e}", d.name))
                     .settings;
-                assert_eq!(d.get(&s), ok, "{} reads back what it was set to", d.name);
+                assert_eq!(s.read(d), ok, "{} reads back what it was set to", d.name);
             }
             let mut outside = vec![u128::from(range.max) + 1];
             if range.min > 0 {

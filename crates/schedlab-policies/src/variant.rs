@@ -7,7 +7,8 @@
 
 use crate::era::{Era, REFERENCE_BASE, REFERENCES, presets};
 use crate::error::PolicyError;
-use crate::switches::{Kind, Scope, Settings, SwitchDef, find, valid_for};
+use crate::settings::Settings;
+use crate::switches::{Kind, Scope, SwitchDef, find, valid_for};
 use schedlab_engine::balance_o1::O1Params;
 use schedlab_vocab::suggest::closest;
 
@@ -238,8 +239,8 @@ pub(crate) fn resolve(s: &str) -> Result<Resolved, PolicyError> {
     }
     for (def, on, val) in &plan {
         match def.kind {
-            Kind::Feature(_) => def.set(&mut settings, u64::from(on.unwrap_or(true))),
-            Kind::Tunable(..) => def.set(&mut settings, val.unwrap_or(0)),
+            Kind::Feature(_) => settings.write(def, u64::from(on.unwrap_or(true))),
+            Kind::Tunable(..) => settings.write(def, val.unwrap_or(0)),
             Kind::Balancer(_) => {}
         }
     }

@@ -10,7 +10,8 @@
 use crate::load::{half_imb, tl_per_task};
 use crate::machine::Machine;
 use crate::scan::Scan;
-use crate::switches::{Settings, sw};
+use crate::settings::Settings;
+use crate::switches::sw;
 use crate::wake_affine_idle::wake_affine_idle;
 use crate::wake_affine_weight::wake_affine_weight;
 use schedlab_engine::WakeCtx;

@@ -4,7 +4,8 @@
 use crate::load::half_imb;
 use crate::machine::Machine;
 use crate::scan::Scan;
-use crate::switches::{Settings, sw};
+use crate::settings::Settings;
+use crate::switches::sw;
 use schedlab_engine::WakeCtx;
 use schedlab_engine::policy::Affine;
 use schedlab_topo::SchedDomain;

@@ -164,56 +164,63 @@ pub(super) const O1_BALANCER: &[SwitchDef] = &[
         "idle_rebalance_tick",
         O1,
         TICKS,
-        get: |s| s.o1.idle_rebalance_tick,
-        set: |s, v| s.o1.idle_rebalance_tick = v,
+        o1,
+        get: |o| o.idle_rebalance_tick,
+        set: |o, v| o.idle_rebalance_tick = v,
         "IDLE_REBALANCE_TICK, jiffies"
     ),
     tunable!(
         "busy_rebalance_tick",
         O1,
         TICKS,
-        get: |s| s.o1.busy_rebalance_tick,
-        set: |s, v| s.o1.busy_rebalance_tick = v,
+        o1,
+        get: |o| o.busy_rebalance_tick,
+        set: |o, v| o.busy_rebalance_tick = v,
         "BUSY_REBALANCE_TICK, jiffies"
     ),
     tunable!(
         "node_balance_rate",
         O1,
         count("balancing calls"),
-        get: |s| u64::from(s.o1.node_balance_rate),
-        set: |s, v| s.o1.node_balance_rate = u32_of(v),
+        o1,
+        get: |o| u64::from(o.node_balance_rate),
+        set: |o, v| o.node_balance_rate = u32_of(v),
         "NODE_BALANCE_RATE: every Nth balancing call looks at other nodes (orig)"
     ),
     tunable!(
         "idle_node_rebalance_tick",
         O1,
         TICKS,
-        get: |s| s.o1.idle_node_rebalance_tick,
-        set: |s, v| s.o1.idle_node_rebalance_tick = v,
+        o1,
+        get: |o| o.idle_node_rebalance_tick,
+        set: |o, v| o.idle_node_rebalance_tick = v,
         "IDLE_NODE_REBALANCE_TICK, jiffies (ingo*)"
     ),
     tunable!(
         "busy_node_rebalance_tick",
         O1,
         TICKS,
-        get: |s| s.o1.busy_node_rebalance_tick,
-        set: |s, v| s.o1.busy_node_rebalance_tick = v,
+        o1,
+        get: |o| o.busy_node_rebalance_tick,
+        set: |o, v| o.busy_node_rebalance_tick = v,
         "BUSY_NODE_REBALANCE_TICK, jiffies (ingo*)"
     ),
     tunable!(
         "idle_node_rebalance_mult",
         O1,
         MULT,
-        get: |s| s.o1.idle_node_rebalance_tick / s.o1.idle_rebalance_tick.max(1),
-        set: |s, v| s.o1.idle_node_rebalance_tick = v.saturating_mul(s.o1.idle_rebalance_tick),
+        o1,
+        get: |o| o.idle_node_rebalance_tick / o.idle_rebalance_tick.max(1),
+        set: |o, v| o.idle_node_rebalance_tick = v.saturating_mul(o.idle_rebalance_tick),
         "sets IDLE_NODE_REBALANCE_TICK = N x IDLE_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)"
     ),
     tunable!(
         "busy_node_rebalance_mult",
         O1,
         MULT,
-        get: |s| s.o1.busy_node_rebalance_tick / s.o1.busy_rebalance_tick.max(1),
-        set: |s, v| s.o1.busy_node_rebalance_tick = v.saturating_mul(s.o1.busy_rebalance_tick),
+        o1,
+        get: |o| o.busy_node_rebalance_tick / o.busy_rebalance_tick.max(1),
+        set: |o, v| o.busy_node_rebalance_tick = v.saturating_mul(o.busy_rebalance_tick),
         "sets BUSY_NODE_REBALANCE_TICK = N x BUSY_REBALANCE_TICK (the sweep of Erich Focht's NEC TX7 tests, January 2003)"
     ),
     tunable!(
@@ -225,16 +232,18 @@ pub(super) const O1_BALANCER: &[SwitchDef] = &[
             unit: "percent",
             source: "stated bound: a busiest node at most 100 times as loaded",
         },
-        get: |s| u64::from(s.o1.node_threshold),
-        set: |s, v| s.o1.node_threshold = u32_of(v),
+        o1,
+        get: |o| u64::from(o.node_threshold),
+        set: |o, v| o.node_threshold = u32_of(v),
         "NODE_THRESHOLD, percent"
     ),
     tunable!(
         "cache_decay_ticks",
         O1,
         TICKS,
-        get: |s| s.o1.cache_decay_ticks,
-        set: |s, v| s.o1.cache_decay_ticks = v,
+        o1,
+        get: |o| o.cache_decay_ticks,
+        set: |o, v| o.cache_decay_ticks = v,
         "cache_decay_ticks: recently run tasks are not moved"
     ),
     tunable!(
@@ -246,8 +255,9 @@ pub(super) const O1_BALANCER: &[SwitchDef] = &[
             unit: "ns",
             source: "stated bound: 100 us to 10 s",
         },
-        get: |s| s.config.tunables.o1_timeslice_ns,
-        set: |s, v| s.config.tunables.o1_timeslice_ns = v,
+        config,
+        get: |c| c.tunables.o1_timeslice_ns,
+        set: |c, v| c.tunables.o1_timeslice_ns = v,
         "O(1) timeslice of a nice-0 task, ns"
     ),
 ];
@@ -264,24 +274,27 @@ pub(super) const TUNABLES: &[SwitchDef] = &[
             unit: "ns",
             source: "the kernel's unsigned int (no other limit)",
         },
-        get: |s| s.config.tunables.migration_cost_ns,
-        set: |s, v| s.config.tunables.migration_cost_ns = v,
+        config,
+        get: |c| c.tunables.migration_cost_ns,
+        set: |c, v| c.tunables.migration_cost_ns = v,
         "task_hot threshold, avg_overlap limit, newidle gate (not scaled)"
     ),
     tunable!(
         "sched_latency_ns",
         CFS_ONLY,
         GRANULARITY_NS,
-        get: |s| s.config.tunables.latency_ns,
-        set: |s, v| s.config.tunables.latency_ns = v,
+        config,
+        get: |c| c.tunables.latency_ns,
+        set: |c, v| c.tunables.latency_ns = v,
         "CFS period target, unscaled (x 1+ilog2(min(ncpus,8)))"
     ),
     tunable!(
         "sched_min_granularity_ns",
         CFS_ONLY,
         GRANULARITY_NS,
-        get: |s| s.config.tunables.min_granularity_ns,
-        set: |s, v| s.config.tunables.min_granularity_ns = v,
+        config,
+        get: |c| c.tunables.min_granularity_ns,
+        set: |c, v| c.tunables.min_granularity_ns = v,
         "CFS minimum slice, unscaled"
     ),
     // EEVDF's base_slice_ns is a debugfs u32 without limits; it replaced min_granularity,
@@ -294,8 +307,9 @@ pub(super) const TUNABLES: &[SwitchDef] = &[
                      (100 us to 1 s)",
             ..GRANULARITY_NS
         },
-        get: |s| s.config.tunables.min_granularity_ns,
-        set: |s, v| s.config.tunables.min_granularity_ns = v,
+        config,
+        get: |c| c.tunables.min_granularity_ns,
+        set: |c, v| c.tunables.min_granularity_ns = v,
         "EEVDF request size (slice), unscaled"
     ),
     tunable!(
@@ -307,16 +321,18 @@ pub(super) const TUNABLES: &[SwitchDef] = &[
             unit: "ns",
             source: "the kernel's sysctl limits (0 to 1 s)",
         },
-        get: |s| s.config.tunables.wakeup_granularity_ns,
-        set: |s, v| s.config.tunables.wakeup_granularity_ns = v,
+        config,
+        get: |c| c.tunables.wakeup_granularity_ns,
+        set: |c, v| c.tunables.wakeup_granularity_ns = v,
         "CFS wakeup preemption granularity, unscaled"
     ),
     tunable!(
         "sched_nr_migrate",
         ALL_CFS,
         count("tasks"),
-        get: |s| u64::from(s.config.tunables.nr_migrate),
-        set: |s, v| s.config.tunables.nr_migrate = u32_of(v),
+        config,
+        get: |c| u64::from(c.tunables.nr_migrate),
+        set: |c, v| c.tunables.nr_migrate = u32_of(v),
         "most tasks one balancing pass moves"
     ),
     tunable!(
@@ -328,13 +344,14 @@ pub(super) const TUNABLES: &[SwitchDef] = &[
             unit: "(0 none, 1 log, 2 linear)",
             source: "the kernel's sysctl limits (SCHED_TUNABLESCALING_END - 1)",
         },
-        get: |s| match s.config.tunables.scaling {
+        config,
+        get: |c| match c.tunables.scaling {
             TunableScaling::None => 0,
             TunableScaling::Log => 1,
             TunableScaling::Linear => 2,
         },
-        set: |s, v| {
-            s.config.tunables.scaling = match v {
+        set: |c, v| {
+            c.tunables.scaling = match v {
                 0 => TunableScaling::None,
                 1 => TunableScaling::Log,
                 _ => TunableScaling::Linear,
@@ -351,8 +368,9 @@ pub(super) const TUNABLES: &[SwitchDef] = &[
             unit: "ticks per second",
             source: "stated bound (CONFIG_HZ offers 100, 250, 300 and 1000)",
         },
-        get: |s| s.config.tunables.hz,
-        set: |s, v| s.config.tunables.hz = v,
+        config,
+        get: |c| c.tunables.hz,
+        set: |c, v| c.tunables.hz = v,
         "CONFIG_HZ: timer ticks per second (jiffy length)"
     ),
 ];
