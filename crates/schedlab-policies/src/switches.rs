@@ -12,7 +12,7 @@
 //! applies where that era's kernel has the feature, or where it is a debated variant
 //! proposed against that era. What a row is (provenance, scope, kind) and the macros that
 //! write rows are in `switch_def.rs`; the rows are in `switches/placement.rs` and
-//! `switches/engine.rs`, listed in the order of [`SECTIONS`].
+//! `switches/engine.rs`, listed in the order of `SECTIONS`.
 //!
 //! A new placement switch is one `placement!` row in `switches/placement.rs` and its use,
 //! `s.on(sw!("NAME"))`, in one of the files its row lists.
