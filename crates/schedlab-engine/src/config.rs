@@ -171,6 +171,25 @@ pub struct Features {
     /// SIS_UTIL (70fb5ccf2ebb, 6.0): the balancer computes the LLC's `nr_idle_scan` at
     /// LLC-level periodic balancing, and the placement's idle-CPU scan is bounded by it.
     pub sis_util: bool,
+    /// An ablation no kernel has: `ttwu_runnable` charges the running task (`update_curr`)
+    /// before `requeue_delayed_entity()` measures the delayed wakee's lag. Every release
+    /// from 6.12 through 7.1 requeues against the waker's stale vruntime and updates it only
+    /// in the preemption check; this order was the engine's until it was found to keep
+    /// every overtaken delayed wakee from preempting. Kept for the test that shows the
+    /// order decides the regime.
+    pub requeue_update_curr: bool,
+    /// The wakeup-preemption pick finishes the delayed dequeue of a delayed entity it
+    /// meets and picks again (ac8e69e69363 "Fix wakeup_preempt_fair vs delayed dequeue",
+    /// 7.1; in 6.18.y from 6.18.33).
+    pub wakeup_pick_dequeues_delayed: bool,
+    /// The lag clamp is the longest queued slice plus a tick (6e3c0a4e1ad1 "Fix lag clamp",
+    /// 7.0; in 6.18.y by 6.18.33) instead of twice the task's slice or a tick.
+    pub lag_clamp_max_slice: bool,
+    /// PREEMPT_SHORT as 6.17 reworked it (9de74a9850b9, 9cdb4fe20cd2): a wakee with a
+    /// shorter slice is tested by a pick without the waker's protection. Before (6.12-6.16)
+    /// the protection is cancelled only when the wakee is eligible and its deadline earlier
+    /// (or the waker ineligible).
+    pub preempt_short_unprotected: bool,
 }
 
 impl Default for Features {
@@ -196,6 +215,10 @@ impl Default for Features {
             track_migrations: false,
             idle_cpumask: false,
             sis_util: true,
+            requeue_update_curr: false,
+            wakeup_pick_dequeues_delayed: false,
+            lag_clamp_max_slice: false,
+            preempt_short_unprotected: false,
         }
     }
 }

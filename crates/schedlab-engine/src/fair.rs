@@ -371,9 +371,24 @@ impl Simulation {
         }
         let v = self.avg_vruntime(cpu);
         let tick = self.core.cfg.tunables.tick_ns();
+        // 7.0 (6e3c0a4e1ad1; 6.18.y too): the longest slice queued, curr's included, plus a
+        // tick; before, twice the task's own slice or a tick.
+        let span = if self.core.cfg.features.lag_clamp_max_slice {
+            self.cfs_rq_max_slice(cpu).max(self.core.tasks[t].slice) + tick
+        } else {
+            (2 * self.core.tasks[t].slice).max(tick)
+        };
         let task = &mut self.core.tasks[t];
-        let limit = calc_delta_fair((2 * task.slice).max(tick), task.weight);
+        let limit = calc_delta_fair(span, task.weight);
         task.vlag = (v - task.vruntime).clamp(-limit, limit);
+    }
+
+    /// `cfs_rq_max_slice()`: the longest slice among the queued tasks and a runnable curr.
+    fn cfs_rq_max_slice(&self, cpu: CpuId) -> u64 {
+        let rq = &self.core.cpus[cpu].rq;
+        let queued = rq.tree.iter().map(|&(_, t)| self.core.tasks[t].slice).max();
+        let curr = self.curr_runnable(cpu).map(|c| self.core.tasks[c].slice);
+        queued.max(curr).unwrap_or(0)
     }
 
     /// Whether a task that is blocking on `cpu` should stay queued as "delayed" (6.12+).
@@ -387,6 +402,12 @@ impl Simulation {
     /// Picks the next task to run on `cpu` among curr (if still runnable) and the queued
     /// ones, without changing anything.
     pub(crate) fn pick_next(&self, cpu: CpuId) -> Option<TaskId> {
+        self.pick_next_with(cpu, true)
+    }
+
+    /// [`Self::pick_next`]; under EEVDF `protect: false` ignores curr's RUN_TO_PARITY
+    /// protection (`__pick_eevdf(cfs_rq, protect)`, the PREEMPT_SHORT test).
+    pub(crate) fn pick_next_with(&self, cpu: CpuId, protect: bool) -> Option<TaskId> {
         let curr = self.curr_runnable(cpu);
         let rq = &self.core.cpus[cpu].rq;
         match self.core.cfg.class {
@@ -428,7 +449,8 @@ impl Simulation {
                     if rq.tree.is_empty() {
                         return Some(c);
                     }
-                    if self.core.cfg.features.run_to_parity
+                    if protect
+                        && self.core.cfg.features.run_to_parity
                         && ct.protect_until_deadline == Some(ct.deadline)
                         && self.eligible(cpu, c)
                     {
@@ -517,16 +539,35 @@ impl Simulation {
                     return false;
                 }
                 self.update_curr(cpu);
+                // PREEMPT_SHORT: a wakee with a shorter slice is tested without the waker's
+                // protection (6.17+ whenever it is shorter; 6.12-6.16 only when it is
+                // eligible and due first, or the waker is not eligible).
+                let mut protect = true;
                 if self.core.cfg.features.preempt_short {
                     let (ps, cs) = (self.core.tasks[p].slice, self.core.tasks[curr].slice);
                     if ps < cs
-                        && self.eligible(cpu, p)
-                        && self.core.tasks[p].deadline < self.core.tasks[curr].deadline
+                        && (self.core.cfg.features.preempt_short_unprotected
+                            || self.eligible(cpu, p)
+                                && (self.core.tasks[p].deadline < self.core.tasks[curr].deadline
+                                    || !self.eligible(cpu, curr)))
                     {
-                        return true;
+                        protect = false;
                     }
                 }
-                self.pick_next(cpu) == Some(p)
+                loop {
+                    let pick = self.pick_next_with(cpu, protect);
+                    // 7.1 / 6.18.33+ (ac8e69e69363): a delayed entity met by the pick is
+                    // dequeued for good, and the pick is made again.
+                    if let Some(d) = pick
+                        && d != p
+                        && self.core.cfg.features.wakeup_pick_dequeues_delayed
+                        && self.core.tasks[d].delayed
+                    {
+                        self.finish_delayed_dequeue(cpu, d);
+                        continue;
+                    }
+                    return pick == Some(p);
+                }
             }
         }
     }

@@ -6,7 +6,7 @@
 //! era is one enum variant, one row and the code that is new in it, and the rules place it
 //! by its own version rather than by its neighbours.
 
-use crate::version::{KernelVersion, Versions, v, v25, v26};
+use crate::version::{KernelVersion, Versions, stable, v, v25, v26};
 use schedlab_engine::balance::{ActiveBalance, NewidleGate};
 use schedlab_engine::config::TunableScaling;
 use schedlab_engine::cpu_load::LoadIdx;
@@ -52,6 +52,15 @@ pub enum Era {
     V6_12,
     /// 6.18: 6.12 with the 0.70 ms base slice, PREEMPT_LAZY and the 6.17 slice protection.
     V6_18,
+    /// 6.18.33-6.18.44: 6.18 with the stable backports of early 2026 (lag clamp, the
+    /// wakeup pick that dequeues delayed entities).
+    V6_18_33,
+    /// 6.19: 6.18 with NEXT_BUDDY reimplemented and left off.
+    V6_19,
+    /// 7.0: the lag clamp fix; PREEMPT_NONE and PREEMPT_VOLUNTARY gone (x86, arm64).
+    V7_0,
+    /// 7.1: the wakeup pick dequeues the delayed entities it meets.
+    V7_1,
 }
 
 /// Which `select_task_rq_fair` (or O(1) rule) an era runs; see [`crate::select_task_rq`].
@@ -451,6 +460,85 @@ pub const ERAS: &[EraDef] = &[
              proportional newidle balance are not modelled",
         ],
     },
+    EraDef {
+        era: Era::V6_18_33,
+        version: stable(6, 18, 33),
+        name: "linux-6.18.33",
+        label: "EEVDF (6.18.y, 2026)",
+        class: EEVDF,
+        flow: Flow::Cfs4,
+        idle_search: IdleSearch::Merged {
+            cluster_first: true,
+        },
+        balancer: BAL_516,
+        models: "6.18.33 through 6.18.44: 6.18 with the stable backports of early 2026: the lag \
+                 clamp at the longest slice plus a tick (6e3c0a4e1ad1), the wakeup pick that \
+                 dequeues the delayed entities it meets (ac8e69e69363), Mel Gorman's \
+                 restructured preemption check without NEXT_BUDDY (e837456fdca8 less \
+                 aceccac58ad7, with 15257cc2f905), slice protection set only at pick \
+                 (bcd74b2ffdd0)",
+        notes: &[
+            "the early-2026 batch (zero_vruntime fixes, protection at pick, lag clamp) reached \
+             6.18.y before 6.18.33 at a point release not pinned; this preset starts where \
+             every listed backport is in [M]",
+            "6.18.45's vlag/vprot split (6b6d09f274bd) and the revert of 6d71a9c61604 are not \
+             in it; the zero_vruntime fixes concern the kernel's fixed-point average, which \
+             the engine computes exactly",
+        ],
+    },
+    EraDef {
+        era: Era::V6_19,
+        version: v(6, 19),
+        name: "linux-6.19",
+        label: "EEVDF (2026)",
+        class: EEVDF,
+        flow: Flow::Cfs4,
+        idle_search: IdleSearch::Merged {
+            cluster_first: true,
+        },
+        balancer: BAL_516,
+        models: "EEVDF as 6.18: Mel Gorman's reimplemented NEXT_BUDDY (e837456fdca8) merged and \
+                 disabled again in 6.19-rc7 (4f70f106bca1, 15257cc2f905), so the wakeup test \
+                 is 6.18's; placement as 6.12 with 6.16's sync test (delayed tasks not counted)",
+        notes: &["6.19 final taken as the 6.18.33+ preemption logic without ac8e69e69363 [M]"],
+    },
+    EraDef {
+        era: Era::V7_0,
+        version: v(7, 0),
+        name: "linux-7.0",
+        label: "EEVDF (2026)",
+        class: EEVDF,
+        flow: Flow::Cfs4,
+        idle_search: IdleSearch::Merged {
+            cluster_first: true,
+        },
+        balancer: BAL_516,
+        models: "EEVDF as 6.19 with the lag clamp at the longest slice plus a tick (6e3c0a4e1ad1) \
+                 and slice protection set only at pick (bcd74b2ffdd0); PREEMPT_NONE and \
+                 PREEMPT_VOLUNTARY gone on x86 and arm64 (7dadeaa6e851): PREEMPT_LAZY",
+        notes: &[
+            "PREEMPT_LAZY as the preset's model, the remaining mode nearest the presets' \
+             voluntary (a fair wakeup preemption waits for the return to user or the tick) [M]",
+        ],
+    },
+    EraDef {
+        era: Era::V7_1,
+        version: v(7, 1),
+        name: "linux-7.1",
+        label: "EEVDF (2026)",
+        class: EEVDF,
+        flow: Flow::Cfs4,
+        idle_search: IdleSearch::Merged {
+            cluster_first: true,
+        },
+        balancer: BAL_516,
+        models: "EEVDF as 7.0 with the wakeup pick that dequeues the delayed entities it meets \
+                 (ac8e69e69363); PREEMPT_LAZY",
+        notes: &[
+            "HRTICK on with CONFIG_HRTIMER_REARM_DEFERRED (9213aa4784cf) is not modelled: its \
+             release is not verified [M]",
+        ],
+    },
 ];
 
 impl Era {
@@ -618,6 +706,14 @@ impl Era {
             idle_cpumask: false,
             // SIS_UTIL (70fb5ccf2ebb, 6.0) on by default from its release.
             sis_util: self.since(v(6, 0)),
+            requeue_update_curr: false,
+            // 7.1 (ac8e69e69363), and 6.18.y from 6.18.33.
+            wakeup_pick_dequeues_delayed: self.since(v(7, 1))
+                || self.within(stable(6, 18, 33), v(6, 19)),
+            // 7.0 (6e3c0a4e1ad1), and 6.18.y before 6.18.33.
+            lag_clamp_max_slice: self.since(v(7, 0)) || self.within(stable(6, 18, 33), v(6, 19)),
+            // 6.17's PREEMPT_SHORT rework (9de74a9850b9).
+            preempt_short_unprotected: self.since(v(6, 17)),
         }
     }
 
@@ -641,7 +737,13 @@ impl Era {
     /// waker's return to user). `schedlab host check` and `run -t host` read the machine's
     /// own model instead; the `PREEMPT_*` switches select another.
     pub fn preempt_model(self) -> PreemptModel {
-        PreemptModel::Voluntary
+        // 7.0 removed none and voluntary on x86 and arm64 (7dadeaa6e851); lazy is the
+        // remaining mode nearest them [M].
+        if self.since(v(7, 0)) {
+            PreemptModel::Lazy
+        } else {
+            PreemptModel::Voluntary
+        }
     }
 
     /// What the preset bundles (shown by `schedlab policies NAME`).

@@ -30,8 +30,6 @@ pub(crate) const RECENT_USED_REPLACED: Versions = since(v(5, 16));
 /// `wake_affine_idle`'s final "prev is idle" clause, after the sync test (Julia Lawall,
 /// d8fcb81f1acf "sched/fair: Check for idle core in wake_affine", v5.10).
 pub(crate) const AFFINE_IDLE_PREV: Versions = since(v(5, 10));
-/// The sync test of `wake_affine_idle` counts runnable tasks, not delayed ones (6.12).
-pub(crate) const AFFINE_NR_RUNNABLE: Versions = since(v(6, 12));
 /// `find_idlest_cpu` keeps prev when no CPU of the domain is allowed: present by 4.2 (the
 /// release that added it is not pinned here) \[M\].
 pub(crate) const SLOW_ALLOWED_TEST: Versions = since(v(4, 2));
@@ -59,7 +57,6 @@ pub(crate) const ALL: &[(&str, Versions)] = &[
     ("RECENT_USED_WAKER_SIDE", RECENT_USED_WAKER_SIDE),
     ("RECENT_USED_REPLACED", RECENT_USED_REPLACED),
     ("AFFINE_IDLE_PREV", AFFINE_IDLE_PREV),
-    ("AFFINE_NR_RUNNABLE", AFFINE_NR_RUNNABLE),
     ("SLOW_ALLOWED_TEST", SLOW_ALLOWED_TEST),
     ("GROUP_TYPES", GROUP_TYPES),
     ("NUMA_LLC_ALLOWANCE", NUMA_LLC_ALLOWANCE),
@@ -81,34 +78,33 @@ mod tests {
 
     /// Each rule's answer per era as the code before the rules were written against kernel
     /// versions decided it (one digit per era, oldest first: 2.5.59 2.6.30 2.6.32 2.6.33
-    /// 2.6.35 3.6 3.10 3.12 4.2 4.6 4.9 4.14 5.13 6.0 6.6 6.12), copied by hand from its era
+    /// 2.6.35 3.6 3.10 3.12 4.2 4.6 4.9 4.14 5.13 6.0 6.6 6.12 6.18 6.18.33 6.19 7.0 7.1), copied by hand from its era
     /// comparisons. AFFINE_WAKEUPS is the old switch row (2.6.30-2.6.32); CFS-2, the only
     /// flow that reads it, asked `era <= 2.6.32`, the same on its eras.
     const OLD: &[(&str, &str)] = &[
-        ("AFFINE_WAKEUPS", "01100000000000000"),
-        ("RECORD_WAKEE", "00000001111111111"),
-        ("WAKEE_FLIPS_HALVED", "00000000111111111"),
-        ("CAPACITY_WAKE_AFFINE", "00000000111111111"),
-        ("AGAINST_4_2", "00000000100000000"),
-        ("LOAD_BALANCE_FLAG", "11111111111100000"),
-        ("WA_SPLIT", "00000000000111111"),
-        ("RECENT_USED_WAKER_SIDE", "00000000000010000"),
-        ("RECENT_USED_REPLACED", "00000000000001111"),
-        ("AFFINE_IDLE_PREV", "00000000000011111"),
-        ("AFFINE_NR_RUNNABLE", "00000000000000011"),
-        ("SLOW_ALLOWED_TEST", "00000000111111111"),
-        ("GROUP_TYPES", "00000000000011111"),
-        ("NUMA_LLC_ALLOWANCE", "00000000000001111"),
-        ("SHALLOWEST_IDLE", "00000000111111111"),
-        ("NEW_SIS", "00000000001111111"),
-        ("SIS_PROP_DEFAULT", "11111111111110000"),
+        ("AFFINE_WAKEUPS", "011000000000000000000"),
+        ("RECORD_WAKEE", "000000011111111111111"),
+        ("WAKEE_FLIPS_HALVED", "000000001111111111111"),
+        ("CAPACITY_WAKE_AFFINE", "000000001111111111111"),
+        ("AGAINST_4_2", "000000001000000000000"),
+        ("LOAD_BALANCE_FLAG", "111111111111000000000"),
+        ("WA_SPLIT", "000000000001111111111"),
+        ("RECENT_USED_WAKER_SIDE", "000000000000100000000"),
+        ("RECENT_USED_REPLACED", "000000000000011111111"),
+        ("AFFINE_IDLE_PREV", "000000000000111111111"),
+        ("SLOW_ALLOWED_TEST", "000000001111111111111"),
+        ("GROUP_TYPES", "000000000000111111111"),
+        ("NUMA_LLC_ALLOWANCE", "000000000000011111111"),
+        ("SHALLOWEST_IDLE", "000000001111111111111"),
+        ("NEW_SIS", "000000000011111111111"),
+        ("SIS_PROP_DEFAULT", "111111111111100000000"),
     ];
 
     #[test]
     fn every_era_decides_each_rule_as_before() {
         assert_eq!(
             Era::ALL.len(),
-            17,
+            21,
             "a new era needs its digit in OLD's header"
         );
         assert_eq!(OLD.len(), ALL.len(), "every rule has its row of answers");
@@ -126,7 +122,7 @@ mod tests {
     }
 
     /// One digit per era, oldest first (2.5.59 2.6.30 2.6.32 2.6.33 2.6.35 3.6 3.10 3.12
-    /// 4.2 4.6 4.9 4.14 5.13 6.0 6.6 6.12 6.18).
+    /// 4.2 4.6 4.9 4.14 5.13 6.0 6.6 6.12 6.18 6.18.33 6.19 7.0 7.1).
     fn digits(f: impl Fn(Era) -> bool) -> String {
         Era::ALL
             .iter()
@@ -140,49 +136,87 @@ mod tests {
     fn every_era_configures_the_kernel_as_before() {
         assert_eq!(
             Era::ALL.len(),
-            17,
+            21,
             "a new era needs its digit in each row below"
         );
-        let features: [(&str, Feature, &str); 16] = [
+        let features: [(&str, Feature, &str); 21] = [
             (
                 "wakeup_preemption",
                 |f| f.wakeup_preemption,
-                "11111111111111111",
+                "111111111111111111111",
             ),
-            ("next_buddy", |f| f.next_buddy, "00000000000000000"),
-            ("last_buddy", |f| f.last_buddy, "01111111111111000"),
+            ("next_buddy", |f| f.next_buddy, "000000000000000000000"),
+            ("last_buddy", |f| f.last_buddy, "011111111111110000000"),
             (
                 "cache_hot_buddy",
                 |f| f.cache_hot_buddy,
-                "01111111111111111",
+                "011111111111111111111",
             ),
             (
                 "gentle_fair_sleepers",
                 |f| f.gentle_fair_sleepers,
-                "00111111111111000",
+                "001111111111110000000",
             ),
-            ("start_debit", |f| f.start_debit, "01111111111111000"),
-            ("place_lag", |f| f.place_lag, "00000000000000111"),
+            ("start_debit", |f| f.start_debit, "011111111111110000000"),
+            ("place_lag", |f| f.place_lag, "000000000000001111111"),
             (
                 "place_deadline_initial",
                 |f| f.place_deadline_initial,
-                "00000000000000111",
+                "000000000000001111111",
             ),
-            ("run_to_parity", |f| f.run_to_parity, "00000000000000111"),
-            ("preempt_short", |f| f.preempt_short, "00000000000000011"),
-            ("delay_dequeue", |f| f.delay_dequeue, "00000000000000011"),
-            ("delay_zero", |f| f.delay_zero, "00000000000000011"),
-            ("ttwu_queue", |f| f.ttwu_queue, "00000111111111111"),
+            (
+                "run_to_parity",
+                |f| f.run_to_parity,
+                "000000000000001111111",
+            ),
+            (
+                "preempt_short",
+                |f| f.preempt_short,
+                "000000000000000111111",
+            ),
+            (
+                "delay_dequeue",
+                |f| f.delay_dequeue,
+                "000000000000000111111",
+            ),
+            ("delay_zero", |f| f.delay_zero, "000000000000000111111"),
+            ("ttwu_queue", |f| f.ttwu_queue, "000001111111111111111"),
             (
                 "ttwu_pending_visible",
                 |f| f.ttwu_pending_visible,
-                "11111111111100111",
+                "111111111111001111111",
             ),
-            ("base_slice", |f| f.base_slice, "00000000000011000"),
+            ("base_slice", |f| f.base_slice, "000000000000110000000"),
             (
                 "util_init_bounded",
                 |f| f.util_init_bounded,
-                "00000000001111111",
+                "000000000011111111111",
+            ),
+            // 6.0 (70fb5ccf2ebb).
+            ("sis_util", |f| f.sis_util, "000000000000011111111"),
+            // No kernel: the engine's old requeue order.
+            (
+                "requeue_update_curr",
+                |f| f.requeue_update_curr,
+                "000000000000000000000",
+            ),
+            // 6.17 (9de74a9850b9).
+            (
+                "preempt_short_unprotected",
+                |f| f.preempt_short_unprotected,
+                "000000000000000011111",
+            ),
+            // 7.0 and 6.18.y (6e3c0a4e1ad1).
+            (
+                "lag_clamp_max_slice",
+                |f| f.lag_clamp_max_slice,
+                "000000000000000001011",
+            ),
+            // 7.1 and 6.18.33+ (ac8e69e69363).
+            (
+                "wakeup_pick_dequeues_delayed",
+                |f| f.wakeup_pick_dequeues_delayed,
+                "000000000000000001001",
             ),
         ];
         for (name, get, want) in features {
@@ -207,16 +241,22 @@ mod tests {
             PeltBlocked,
             PeltBlocked,
             PeltBlocked,
+            PeltBlocked,
+            PeltBlocked,
+            PeltBlocked,
+            PeltBlocked,
         ];
         use DomainEra::*;
         let domains = [
             Linux26, Linux26, Linux26, Linux26, Linux26, Linux3, Linux3, Linux3, Linux3, Linux3,
-            Linux3, Linux3, Linux510, Linux510, Linux510, Linux510, Linux510,
+            Linux3, Linux3, Linux510, Linux510, Linux510, Linux510, Linux510, Linux510, Linux510,
+            Linux510, Linux510,
         ];
         use schedlab_engine::wake_rules::SoftirqThread::{HandOver, Inline, OnResched};
         let softirq = [
             Inline, Inline, Inline, Inline, Inline, Inline, OnResched, OnResched, OnResched,
             OnResched, OnResched, HandOver, HandOver, HandOver, OnResched, OnResched, OnResched,
+            OnResched, OnResched, OnResched, OnResched,
         ];
         let o1 = Tunables::default();
         for (i, e) in Era::ALL.into_iter().enumerate() {
@@ -234,7 +274,7 @@ mod tests {
                 1 => (20_000_000, 4_000_000, 5_000_000),
                 2 => (5_000_000, 1_000_000, 1_000_000),
                 // 6.15's 0.70 ms base slice (2ae891b82695).
-                16 => (6_000_000, 700_000, 1_000_000),
+                16..=20 => (6_000_000, 700_000, 1_000_000),
                 _ => (6_000_000, 750_000, 1_000_000),
             };
             assert_eq!(slices, want, "{}", e.name());
@@ -277,6 +317,30 @@ mod tests {
                 Flow::Cfs4,
                 Merged {
                     cluster_first: false,
+                },
+            ),
+            (
+                Flow::Cfs4,
+                Merged {
+                    cluster_first: true,
+                },
+            ),
+            (
+                Flow::Cfs4,
+                Merged {
+                    cluster_first: true,
+                },
+            ),
+            (
+                Flow::Cfs4,
+                Merged {
+                    cluster_first: true,
+                },
+            ),
+            (
+                Flow::Cfs4,
+                Merged {
+                    cluster_first: true,
                 },
             ),
             (

@@ -13,7 +13,7 @@ pub struct KernelVersion {
     pub major: u8,
     /// 6 in 2.6.32, 13 in 5.13.
     pub minor: u8,
-    /// 32 in 2.6.32; 0 from 3.0 on.
+    /// 32 in 2.6.32; from 3.0 on 0, or a stable release's number (33 in 6.18.33).
     pub patch: u8,
 }
 
@@ -28,7 +28,7 @@ impl KernelVersion {
     }
 
     /// The release after this one: the next 2.x.y patch level in the 2.x series, the next
-    /// minor from 3.0 on.
+    /// minor from 3.0 on (for a stable release, the next mainline one).
     pub const fn next(self) -> KernelVersion {
         if self.major == 2 {
             KernelVersion::new(2, self.minor, self.patch + 1)
@@ -40,7 +40,7 @@ impl KernelVersion {
 
 impl fmt::Display for KernelVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.major == 2 {
+        if self.major == 2 || self.patch > 0 {
             write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
         } else {
             write!(f, "{}.{}", self.major, self.minor)
@@ -51,6 +51,13 @@ impl fmt::Display for KernelVersion {
 /// Release `major.minor` (3.0 on), e.g. `v(5, 13)`.
 pub const fn v(major: u8, minor: u8) -> KernelVersion {
     KernelVersion::new(major, minor, 0)
+}
+
+/// Stable release `major.minor.patch` (3.0 on), e.g. `stable(6, 18, 33)`: after
+/// `v(major, minor)`, before the next mainline release. Only where a stable series took
+/// backports that change what is modelled.
+pub const fn stable(major: u8, minor: u8, patch: u8) -> KernelVersion {
+    KernelVersion::new(major, minor, patch)
 }
 
 /// Release 2.6.`patch`, e.g. `v26(32)`.

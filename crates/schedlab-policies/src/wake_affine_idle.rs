@@ -14,7 +14,8 @@ use schedlab_topo::CpuId;
 
 /// An idle waker CPU sharing prev's LLC answers (prev if it is idle too), a sync wakeup onto
 /// a CPU running only the waker pulls; from 5.10 an idle prev answers (d8fcb81f1acf;
-/// NO_WA_IDLE_PREV drops it); 6.12 counts runnable tasks (delayed ones left out).
+/// NO_WA_IDLE_PREV drops it); 6.16 counts runnable tasks in the sync test (delayed ones
+/// left out, aa3ee4f0b754; NO_SYNC_NR_RUNNABLE counts them as 6.12-6.15 did).
 /// WAKEUP_BIAS_PREV_IDLE counts an almost idle prev as idle.
 pub(crate) fn wake_affine_idle<M: Machine>(
     s: &Settings,
@@ -28,8 +29,8 @@ pub(crate) fn wake_affine_idle<M: Machine>(
         let prev_idle = sc.idle(prev) || debated::almost_idle(s, sc, prev);
         return Some(if prev_idle { prev } else { this });
     }
-    // A delayed-dequeue task does not keep the waker's CPU busy.
-    let nr = if era.has(rules::AFFINE_NR_RUNNABLE) {
+    // From 6.16 a delayed-dequeue task does not keep the waker's CPU busy.
+    let nr = if s.on(sw!("SYNC_NR_RUNNABLE")) {
         m.nr_runnable(this)
     } else {
         m.nr_running(this)

@@ -737,9 +737,40 @@ fn cases() -> Vec<Case> {
             busy(&[0, 1, 3], 1),
             wake(0, 8, SYNC),
         ),
+        // aa3ee4f0b754 (6.16): the sync test leaves delayed tasks out; 6.12 counted them.
         case(
-            "6.12 sync test ignores delayed tasks",
+            "6.12 sync test counts delayed tasks",
             "linux-6.12",
+            || flat(4),
+            and(
+                and(busy(&[0], 2), busy(&[1, 2, 3], 1)),
+                f(|m, _| m.cpus[0].delayed = 1),
+            ),
+            wake(0, 1, SYNC),
+        ),
+        case(
+            "6.12.y with the 6.16 fix ignores delayed tasks",
+            "linux-6.12,SYNC_NR_RUNNABLE",
+            || flat(4),
+            and(
+                and(busy(&[0], 2), busy(&[1, 2, 3], 1)),
+                f(|m, _| m.cpus[0].delayed = 1),
+            ),
+            wake(0, 1, SYNC),
+        ),
+        case(
+            "6.18 sync test ignores delayed tasks",
+            "linux-6.18",
+            || flat(4),
+            and(
+                and(busy(&[0], 2), busy(&[1, 2, 3], 1)),
+                f(|m, _| m.cpus[0].delayed = 1),
+            ),
+            wake(0, 1, SYNC),
+        ),
+        case(
+            "7.1 NO_SYNC_NR_RUNNABLE counts delayed tasks again",
+            "linux-7.1,NO_SYNC_NR_RUNNABLE",
             || flat(4),
             and(
                 and(busy(&[0], 2), busy(&[1, 2, 3], 1)),

@@ -5,7 +5,10 @@
 
 mod common;
 
-use schedlab_engine::{Dist, Op, PreemptModel, SchedConfig, TaskSpec, Workload};
+use schedlab_engine::{
+    Dist, EndReason, MachineProfile, Op, PreemptModel, SchedConfig, SimOptions, Simulation,
+    TaskSpec, Workload,
+};
 use schedlab_policies::{Era, Provenance, build, settings, switches};
 use schedlab_topo::CpuId;
 use schedlab_topo::{CpuSet, regular};
@@ -291,26 +294,49 @@ fn a_wakeup_preemption_waits_for_the_wakers_return_to_user() {
     );
 }
 
-/// DELAY_ZERO (6.12+): a task blocked while ineligible (delayed) and woken in place comes
-/// back at the average with no lag, so it does not preempt the running task; without it the
-/// lag it gathered while delayed puts it ahead and every such wakeup preempts.
+/// 6.12-7.1 `ttwu_runnable()` requeues a delayed wakee in place without charging the
+/// running waker first (`requeue_delayed_entity()` calls no `update_curr()`): its lag is
+/// measured against the waker's vruntime as of its pick, and the preemption check then
+/// brings the waker up to date. A wakee blocked while ahead of its partner, whose partner
+/// has run past that lead since its pick, preempts: on the pinned pipe pair most wakeups do
+/// (the host's 6.18.44 set need_resched on 57-72 % of them). The engine's old order (the
+/// waker charged before the lag) re-placed every overtaken wakee level with the waker and
+/// preempted on almost none; DELAY_ZERO itself barely changes the kernel's rate.
 #[test]
-fn delay_zero_keeps_a_delayed_wakee_from_preempting() {
+fn a_delayed_wakee_is_requeued_against_the_wakers_stale_vruntime() {
     let topo = Arc::new(regular("1x2", "test", 1, 1, 2, 1, false).unwrap());
-    let run = |v: &str| {
-        let sim = common::run(v, &topo, one_cpu_pair(500), false, 1);
+    let run = |v: &str, engine_order: bool| {
+        let opts = SimOptions {
+            seed: 1,
+            max_events: Some(5_000_000),
+            ..Default::default()
+        };
+        let b = build(v, &topo, 1).unwrap();
+        let mut config = b.config;
+        config.features.requeue_update_curr = engine_order;
+        let mut sim = Simulation::new(
+            topo.clone(),
+            MachineProfile::default(),
+            config,
+            b.policy,
+            b.balancer,
+            one_cpu_pair(500),
+            opts,
+        )
+        .unwrap();
+        assert_eq!(sim.run(), EndReason::AllExited);
         let c = sim.counters();
-        (c.preempt_wakeup, c.wakeups)
+        (c.preempt_wakeup as f64 / c.wakeups as f64, c.wakeups)
     };
-    let (with, w_with) = run("linux-6.18");
-    let (without, w_without) = run("linux-6.18,NO_DELAY_ZERO");
+    let (kernel, n) = run("linux-6.18", false);
+    let (engine, _) = run("linux-6.18", true);
+    let (no_zero, _) = run("linux-6.18,NO_DELAY_ZERO", false);
+    assert!(n >= 400, "{n} wakeups");
+    assert!(kernel > 0.5, "kernel order: {kernel:.3} of wakeups preempt");
+    assert!(engine < 0.1, "old engine order: {engine:.3}");
     assert!(
-        with * 10 < w_with,
-        "DELAY_ZERO: {with} preemptions of {w_with} wakeups"
-    );
-    assert!(
-        without * 2 > w_without,
-        "NO_DELAY_ZERO: {without} of {w_without}"
+        (kernel - no_zero).abs() < 0.1,
+        "DELAY_ZERO barely matters: {kernel:.3} vs {no_zero:.3}"
     );
 }
 

@@ -82,27 +82,31 @@ impl Simulation {
             self.core.cpus[cpu].curr = saved;
             let next = next?;
             if self.core.tasks[next].delayed {
-                // DELAY_DEQUEUE: a delayed task picked is finally dequeued, not run. Its lag
-                // is taken while it still counts in the average (`dequeue_entity()`:
-                // `update_entity_lag()` before `__dequeue_entity()`).
-                self.save_lag(cpu, next);
-                self.rq_remove(cpu, next);
-                self.sync_task_pelt(next);
-                self.sync_cpu_pelt(cpu);
-                self.core.tasks[next].delayed = false;
-                self.core.cpus[cpu].nr_delayed -= 1;
-                self.leave_runnable(cpu, next);
-                // DELAY_ZERO (6.12 `finish_delayed_dequeue_entity()`): no positive lag
-                // is kept from a delayed dequeue.
-                if self.core.cfg.features.delay_zero {
-                    let t = &mut self.core.tasks[next];
-                    t.vlag = t.vlag.min(0);
-                }
+                // DELAY_DEQUEUE: a delayed task picked is finally dequeued, not run.
+                self.finish_delayed_dequeue(cpu, next);
                 continue;
             }
             self.rq_remove(cpu, next);
             self.set_waiting(-1);
             return Some(next);
+        }
+    }
+
+    /// The end of a delayed dequeue (`dequeue_entity(DEQUEUE_DELAYED)` and
+    /// `finish_delayed_dequeue_entity()`): the lag is taken while the task still counts in
+    /// the average (`update_entity_lag()` before `__dequeue_entity()`), then it leaves the
+    /// runqueue; with DELAY_ZERO (6.12) no positive lag is kept.
+    pub(crate) fn finish_delayed_dequeue(&mut self, cpu: CpuId, t: TaskId) {
+        self.save_lag(cpu, t);
+        self.rq_remove(cpu, t);
+        self.sync_task_pelt(t);
+        self.sync_cpu_pelt(cpu);
+        self.core.tasks[t].delayed = false;
+        self.core.cpus[cpu].nr_delayed -= 1;
+        self.leave_runnable(cpu, t);
+        if self.core.cfg.features.delay_zero {
+            let task = &mut self.core.tasks[t];
+            task.vlag = task.vlag.min(0);
         }
     }
 

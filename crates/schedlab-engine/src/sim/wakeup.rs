@@ -258,10 +258,14 @@ impl Simulation {
     }
 
     /// `ttwu_runnable()`: `p` is still queued (DELAY_DEQUEUE), so it is only made runnable
-    /// again on its CPU: no CPU selection, only `requeue_delayed_entity()` (with DELAY_ZERO,
-    /// 6.12+: a lag that turned positive while it was delayed is dropped and the task is
-    /// re-placed at the average, so it does not come back ahead of the running task) and
-    /// the preemption check. It emits `sched_waking` and `sched_wakeup` like any wakeup
+    /// again on its CPU: no CPU selection, only `requeue_delayed_entity()` and the
+    /// preemption check (6.12 through 7.1: the rewrites that would dequeue it and take the
+    /// full wakeup path never reached mainline). With DELAY_ZERO a lag that turned positive
+    /// while it was delayed is dropped and the task is re-placed at the average. The
+    /// requeue does not charge the running waker first (`requeue_delayed_entity()` calls no
+    /// `update_curr()`): the lag and the re-placement see the waker at its vruntime as of
+    /// its pick or last tick, and only `check_preempt_wakeup_fair()` brings it up to date.
+    /// So a delayed wakee whose partner has run past its lead since the pick preempts. It emits `sched_waking` and `sched_wakeup` like any wakeup
     /// (`try_to_wake_up()` traces the waking before the on-runqueue test, and
     /// `ttwu_do_wakeup()` the wakeup).
     fn ttwu_runnable(&mut self, p: TaskId, waker_cpu: CpuId, sync: bool) {
@@ -272,7 +276,9 @@ impl Simulation {
         self.trace_waking(p, waker_cpu, cpu);
         self.trace_wakeup(p, cpu);
         if self.core.cfg.features.delay_zero {
-            self.update_curr(cpu);
+            if self.core.cfg.features.requeue_update_curr {
+                self.update_curr(cpu);
+            }
             self.save_lag(cpu, p);
             if self.core.tasks[p].vlag > 0 {
                 self.rq_remove(cpu, p);

@@ -380,13 +380,14 @@ pub(super) const PREEMPT: &[SwitchDef] = &[
     // --- the preemption model (CONFIG_PREEMPT_*, `preempt=` under PREEMPT_DYNAMIC) --------
     preempt_model!(
         "PREEMPT_NONE",
-        since(v25(59)),
+        // 7.0 kept only full and lazy on x86 and arm64 (7dadeaa6e851).
+        span(v25(59), v(7, 0)),
         None,
         "preemption model none: a wakeup preemption of a task in a syscall waits for its return to user"
     ),
     preempt_model!(
         "PREEMPT_VOLUNTARY",
-        since(v26(13)),
+        span(v26(13), v(7, 0)),
         Voluntary,
         "preemption model voluntary (the presets' default): as none, plus might_sleep() points"
     ),

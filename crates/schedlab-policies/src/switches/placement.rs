@@ -246,6 +246,16 @@ pub(super) const DEBATED: &[SwitchDef] = &[
     ),
     // 2019-2023: the debated wake-placement patches since SIS_UTIL's predecessors.
     placement!(
+        "SYNC_NR_RUNNABLE",
+        since(v(6, 12)),
+        Provenance::Mainline,
+        default: |e| u64::from(e.since(v(6, 16))),
+        read_in: &["wake_affine_idle.rs"],
+        "wake_affine_idle's sync test counts the waker CPU's runnable tasks, leaving delayed \
+         ones out (Xuewen Yan, aa3ee4f0b754, 6.16; in 6.12.y and 6.15.y stable); \
+         NO_SYNC_NR_RUNNABLE counts them, as 6.12-6.15 did"
+    ),
+    placement!(
         "WA_IDLE_PREV",
         rules::AFFINE_IDLE_PREV,
         Provenance::Mainline,
