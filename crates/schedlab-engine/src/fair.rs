@@ -371,15 +371,13 @@ impl Simulation {
         }
         let v = self.avg_vruntime(cpu);
         let tick = self.core.cfg.tunables.tick_ns();
-        // 7.0 (6e3c0a4e1ad1; 6.18.y too): the longest slice queued, curr's included, plus a
-        // tick; before, twice the task's own slice or a tick.
-        let span = if self.core.cfg.features.lag_clamp_max_slice {
-            self.cfs_rq_max_slice(cpu).max(self.core.tasks[t].slice) + tick
+        let max_slice = if self.core.cfg.features.lag_clamp_max_slice {
+            Some(self.cfs_rq_max_slice(cpu))
         } else {
-            (2 * self.core.tasks[t].slice).max(tick)
+            None
         };
         let task = &mut self.core.tasks[t];
-        let limit = calc_delta_fair(span, task.weight);
+        let limit = calc_delta_fair(lag_clamp_span(task.slice, max_slice, tick), task.weight);
         task.vlag = (v - task.vruntime).clamp(-limit, limit);
     }
 
@@ -626,6 +624,16 @@ impl Simulation {
     }
 }
 
+/// The wall time a task's lag is clamped to (`update_entity_lag()`): twice its slice or a
+/// tick, whichever is longer (6.6-6.18.0); from 7.0 (6e3c0a4e1ad1 "Fix lag clamp", also in
+/// 6.18.y) the longest slice queued (`max_slice`, the task's own included) plus a tick.
+fn lag_clamp_span(slice: u64, max_slice: Option<u64>, tick: u64) -> u64 {
+    match max_slice {
+        Some(m) => m.max(slice) + tick,
+        None => (2 * slice).max(tick),
+    }
+}
+
 /// O(1) `effective_prio`: the static priority minus a sleep bonus of up to ±5 levels.
 fn o1_effective_prio(nice: i32, sleep_avg: f64) -> i32 {
     let bonus = ((sleep_avg * 10.0).round() as i32 - 5).clamp(-5, 5);
@@ -645,6 +653,18 @@ pub fn o1_timeslice(base_ns: u64, nice: i32) -> u64 {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+
+    /// The lag clamp of 6.6-6.18.0 against 7.0's: a 0.1 ms task beside a 6 ms one at HZ 1000
+    /// keeps at most 1 ms of lag before the fix and 7 ms after; alone, 7.0's is its slice
+    /// plus the tick.
+    #[test]
+    fn the_lag_clamp_is_the_longest_slice_plus_a_tick_from_7_0() {
+        let (ms, us) = (1_000_000, 1_000);
+        assert_eq!(super::lag_clamp_span(100 * us, None, ms), ms);
+        assert_eq!(super::lag_clamp_span(100 * us, Some(6 * ms), ms), 7 * ms);
+        assert_eq!(super::lag_clamp_span(3 * ms, None, ms), 6 * ms);
+        assert_eq!(super::lag_clamp_span(3 * ms, Some(0), ms), 4 * ms);
+    }
 
     proptest! {
         /// The fast paths of `calc_delta_fair` give the 128-bit result everywhere, including

@@ -546,3 +546,116 @@ fn debated_patch_bookkeeping_runs_only_under_its_switch() {
         assert_eq!(&filtered.hints().llc[l].idle_cpus, span);
     }
 }
+
+/// Runs `w` on `topo` under `v` with one engine feature forced, returning the counters' wakeup
+/// preemptions, wakeups and the event hash.
+fn run_with(
+    v: &str,
+    topo: &Arc<schedlab_topo::Topology>,
+    w: Workload,
+    set: impl Fn(&mut schedlab_engine::Features),
+) -> (u64, u64, u64) {
+    let b = build(v, topo, 1).unwrap();
+    let mut config = b.config;
+    set(&mut config.features);
+    let opts = SimOptions {
+        seed: 1,
+        max_events: Some(5_000_000),
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(
+        topo.clone(),
+        MachineProfile::default(),
+        config,
+        b.policy,
+        b.balancer,
+        w,
+        opts,
+    )
+    .unwrap();
+    assert_eq!(sim.run(), EndReason::AllExited);
+    let c = sim.counters();
+    (c.preempt_wakeup, c.wakeups, sim.event_hash())
+}
+
+/// Three tasks pinned to one CPU, each computing (`work` ns, twice and three times that for
+/// the second and third) and then waking the next through a pipe ring: tasks block while
+/// ineligible (delayed) and wake each other with a third one queued.
+fn one_cpu_ring(loops: u64, work: u64) -> Workload {
+    let mut w = Workload::new("ring");
+    let chans: Vec<usize> = (0..3)
+        .map(|i| w.channel(schedlab_engine::ChannelKind::pipe(), format!("c{i}")))
+        .collect();
+    for i in 0..3 {
+        let mut prog = vec![Op::Loop(loops)];
+        if i > 0 {
+            prog.push(Op::Recv { ch: chans[i] });
+        }
+        prog.push(Op::Compute(Dist::Const(work * (i as u64 + 1))));
+        prog.push(Op::Send {
+            ch: chans[(i + 1) % 3],
+            bytes: Dist::Const(100),
+        });
+        if i == 0 {
+            prog.push(Op::Recv { ch: chans[0] });
+        }
+        prog.push(Op::EndLoop);
+        let mut t = TaskSpec::new(format!("t{i}"), prog);
+        t.affinity = Some(CpuSet::from_cpus(2, [CpuId::new(0)]));
+        w.spawn(t);
+    }
+    w
+}
+
+/// 7.1 and 6.18.33+ (ac8e69e69363): the wakeup-preemption pick finishes the delayed dequeue
+/// of a delayed entity it meets and picks again, so a wakee behind a delayed task is no
+/// longer kept from preempting by it: more wakeups preempt than with 6.18.0's pick.
+#[test]
+fn the_wakeup_pick_dequeues_the_delayed_entities_it_meets() {
+    let topo = Arc::new(regular("1x2", "test", 1, 1, 2, 1, false).unwrap());
+    let run = |on: bool| {
+        run_with("linux-7.1", &topo, one_cpu_ring(400, 30_000), |f| {
+            f.wakeup_pick_dequeues_delayed = on
+        })
+    };
+    let (with, n, _) = run(true);
+    let (without, _, _) = run(false);
+    assert!(n > 500, "{n} wakeups");
+    assert!(
+        with > without,
+        "preemptions: {with} with, {without} without"
+    );
+    assert!(
+        settings("linux-7.1")
+            .unwrap()
+            .config
+            .features
+            .wakeup_pick_dequeues_delayed
+    );
+    assert!(
+        !settings("linux-6.18")
+            .unwrap()
+            .config
+            .features
+            .wakeup_pick_dequeues_delayed
+    );
+}
+
+/// 7.0 and 6.18.y (6e3c0a4e1ad1) clamp lags to the longest queued slice plus a tick (the
+/// clamp itself is tested in the engine's `fair.rs`); the eras that have it.
+#[test]
+fn the_lag_clamp_follows_the_era() {
+    for (v, on) in [
+        ("linux-6.18", false),
+        ("linux-6.18.33", true),
+        ("linux-6.19", false),
+        ("linux-7.0", true),
+        ("linux-7.1", true),
+    ] {
+        assert_eq!(
+            settings(v).unwrap().config.features.lag_clamp_max_slice,
+            on,
+            "{v}"
+        );
+    }
+}
