@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Replay the EEVDF rules of linux 6.12-6.18 (as the engine models them) for the two tasks
+"""Replay the EEVDF rules of linux 6.12-7.1 (as the engine models them) for the two tasks
 of a one-CPU pipe pair on a trace's own timings, and predict at each wakeup whether the
 wakee preempts the waker; compare with the trace's need_resched flag (`N` in a captured
 ftrace text; the simulator's traces carry no flags, so there every wakeup reads as not
 flagged). Equal weights (nice 0), slice SLICE ns (1.4 ms: 0.70 ms x (1 + ilog2(2 CPUs))).
 
-Rules: update_curr at every event; a task that sleeps while ineligible is delayed
-(DELAY_DEQUEUE), otherwise dequeued with vlag = V - v; a woken delayed task whose lag turned
-positive is re-placed at V with lag 0 (DELAY_ZERO; ZREQ=0 turns only this off, ZERO=0 all of
-DELAY_ZERO); a woken dequeued task is placed at V - vlag x (n + 1) / n (PLACE_LAG); the wakee
-preempts when pick_eevdf with slice protection (PROTECT) picks it. Environment switches:
-SLICE, DELAY, ZERO, ZREQ, LAGX, PROTECT.
+Rules: update_curr at every switch; a task that sleeps while ineligible is delayed
+(DELAY_DEQUEUE), otherwise dequeued with vlag = V - v; a woken delayed task is requeued in
+place (ttwu_runnable -> requeue_delayed_entity) against V with the running waker at its
+stale vruntime (no update_curr first), and re-placed at that V with lag 0 if its lag turned
+positive (DELAY_ZERO; ZREQ=0 turns only this off, ZERO=0 all of DELAY_ZERO); a woken dequeued
+task takes the full enqueue (update_curr, then placed at V - vlag x (n + 1) / n, PLACE_LAG);
+then the preemption check charges the waker (update_curr) and the wakee preempts when
+pick_eevdf with slice protection (PROTECT) picks it. ORDER=engine charges the waker before
+the requeue, as the engine did before 2026-12-06 (every overtaken delayed wakee then lands
+level with the waker). Environment switches: SLICE, DELAY, ZERO, ZREQ, LAGX, PROTECT, ORDER.
 
 Usage: schedlab host capture -o pair.txt -- schedlab host run pipe:loops=5000,cpu_a=0,cpu_b=0
        scripts/eevdf-pair-replay.py pair.txt
@@ -23,6 +27,7 @@ ZERO = os.environ.get("ZERO", "1") == "1"
 ZREQ = os.environ.get("ZREQ", "1") == "1" and ZERO
 LAGX = float(os.environ.get("LAGX", "1"))
 PROTECT = os.environ.get("PROTECT", "1") == "1"
+ENGINE_ORDER = os.environ.get("ORDER", "kernel") == "engine"
 sw = re.compile(r"\s(\d+\.\d+): sched_switch: prev_comm=\S+ prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=\S+ next_pid=(\d+)")
 wk = re.compile(r"-(\d+)\s.*?\[(\d+)\] (\S+)\s+(\d+\.\d+): sched_wakeup: comm=\S+ pid=(\d+)")
 ev = []
@@ -84,9 +89,10 @@ for e in ev:
     else:
         _, ts, waker, flagN, wakee = e
         if wakee not in tasks or waker not in tasks or curr != waker: continue
-        update_curr(ts)
         t = tasks[wakee]
         was_delayed = t.on_rq and t.delayed
+        # requeue_delayed_entity() charges nobody; the full enqueue does (enqueue_entity).
+        if ENGINE_ORDER or not was_delayed: update_curr(ts)
         if t.on_rq and t.delayed:
             lag = V() - t.v
             if lag > 0 and ZREQ:
@@ -96,8 +102,13 @@ for e in ev:
             n = sum(1 for x in tasks.values() if x.on_rq)
             lag = LAGX * t.vlag * (n + 1) / n if n else 0
             t.v = V() - lag; t.d = t.v + SLICE; t.on_rq = True
+        update_curr(ts)  # check_preempt_wakeup_fair()
         pred = pick(PROTECT, curr) == wakee
         agree[(pred, flagN)] += 1
         kind = "delayed" if was_delayed else "dequeued"
         detail[(kind, flagN)] += 1
+n = sum(agree.values())
+pred_share = sum(v for (p, _), v in agree.items() if p) / n if n else 0
+real_share = sum(v for (_, f), v in agree.items() if f) / n if n else 0
 print(sys.argv[1], "(predicted preempt, trace N):", dict(agree)); print("  (wakee state in the replay, trace N):", dict(detail))
+print(f"  wakeups {n}: need_resched set in the trace {real_share:.1%}, predicted {pred_share:.1%}")

@@ -485,6 +485,23 @@ fn lmbench_bandwidth_and_ring_latency() {
     );
 }
 
+/// lmbench's `-P`: that many copies of the ring, each with its own overhead task and its
+/// own pipes, every token passed `rounds` times around its own ring; too many tasks is a
+/// refusal naming the parameter.
+#[test]
+fn lat_ctx_parallel_runs_copies_of_the_ring() {
+    let topo = quad();
+    let (r, sim, _) = run_spec("lat-ctx:procs=3,rounds=200,parallel=4", &topo).unwrap();
+    assert_eq!(delivered(&sim, "ring"), 4 * 3 * 200);
+    assert_eq!(delivered(&sim, "overhead"), 4 * 200);
+    assert!(val(&r, "ctx_us_3") > 0.0);
+    let e = run_spec("lat-ctx:procs=1000,parallel=100000", &topo)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("parallel") && e.contains("tasks"), "{e}");
+}
+
 #[test]
 fn every_catalog_workload_runs_with_its_defaults_and_leads_with_its_headline() {
     let topo = quad();

@@ -137,11 +137,14 @@ impl Report for BwOut {
 /// defaults, help and builder.
 pub(crate) const LAT_CTX: WorkloadInfo = WorkloadInfo {
     name: "lat-ctx",
-    mirrors: "lmbench lat_ctx -s SIZE N",
+    mirrors: "lmbench lat_ctx -P PARALLEL -s SIZE N",
     follows: "lmbench 3 lat_ctx",
     reconstructed: "the cost of summing SIZE KB of private data (the engine's cache model)",
     about: "A ring of N processes passing a token through pipes, each summing SIZE KB of private \
-            data before passing it on; microseconds per context switch (overhead subtracted).",
+            data before passing it on; microseconds per context switch (overhead subtracted). \
+            With -P, that many copies run at once (each its own ring and overhead task, all \
+            starting together); the time is the last copy's [M: benchmp's combination of the \
+            copies' times is not modelled].",
     params: &[
         param("procs", "2", "count", "processes in the ring"),
         param("size", "0", "KB", "private data summed per hop (-s)"),
@@ -151,6 +154,12 @@ pub(crate) const LAT_CTX: WorkloadInfo = WorkloadInfo {
             "count",
             "trips of the token around the ring",
         ),
+        param(
+            "parallel",
+            "1",
+            "count",
+            "copies run at once, each with its own ring (-P; lmbench's benchmp)",
+        ),
     ],
     build: build_ctx,
 };
@@ -159,17 +168,56 @@ pub(crate) fn build_ctx(a: &mut Args, _topo: &Topology) -> Result<Built, Workloa
     let procs = a.int("procs", 2, MAX_TASKS)?;
     let size_kb = a.int("size", 0, 1 << 20)?;
     let rounds = a.int("rounds", 1, 1 << 40)?;
+    let parallel = a.int("parallel", 1, MAX_TASKS)?;
+    if parallel.saturating_mul(procs + 1) > MAX_TASKS {
+        return Err(a.err(
+            "parallel",
+            parallel,
+            format!(
+                "{parallel} copies of a ring of {procs} processes and its overhead task are \
+                 {} tasks, more than {MAX_TASKS}",
+                parallel.saturating_mul(procs + 1)
+            ),
+        ));
+    }
     let sum = (size_kb as f64 * 1024.0 * SUM_NS_PER_BYTE).round() as u64;
     let mut w = Workload::new("lat-ctx");
     let start = w.hist("ring_start");
-    let barrier = w.barrier(procs as u32 + 1);
+    // benchmp's -P: every copy measures its overhead, then all start their rings together.
+    let barrier = w.barrier(((procs + 1) * parallel) as u32);
+    for copy in 0..parallel {
+        ring_copy(&mut w, copy, procs, rounds, size_kb, sum, barrier, start);
+    }
+    Ok((
+        w,
+        Arc::new(CtxOut {
+            procs,
+            size_kb,
+            rounds,
+            start,
+        }),
+    ))
+}
+
+/// One copy of lat_ctx: its overhead task and its ring of `procs` processes.
+#[allow(clippy::too_many_arguments)]
+fn ring_copy(
+    w: &mut Workload,
+    copy: u64,
+    procs: u64,
+    rounds: u64,
+    size_kb: u64,
+    sum: u64,
+    barrier: usize,
+    start: HistId,
+) {
     let with_sum = |mut v: Vec<Op>| {
         if sum > 0 {
             v.push(Op::Compute(Dist::Const(sum)));
         }
         v
     };
-    let own = w.channel(ChannelKind::pipe(), "overhead");
+    let own = w.channel(ChannelKind::pipe(), format!("overhead{copy}"));
     let mut ovr = vec![
         Op::Loop(rounds),
         Op::Send {
@@ -184,7 +232,7 @@ pub(crate) fn build_ctx(a: &mut Args, _topo: &Topology) -> Result<Built, Workloa
     o.ws_bytes = size_kb * 1024;
     w.spawn(o);
     let chans: Vec<usize> = (0..procs)
-        .map(|i| w.channel(ChannelKind::pipe(), format!("ring{i}")))
+        .map(|i| w.channel(ChannelKind::pipe(), format!("ring{copy}.{i}")))
         .collect();
     for i in 0..procs as usize {
         let (inp, out) = (chans[i], chans[(i + 1) % procs as usize]);
@@ -226,15 +274,6 @@ pub(crate) fn build_ctx(a: &mut Args, _topo: &Topology) -> Result<Built, Workloa
         t.ws_bytes = size_kb * 1024;
         w.spawn(t);
     }
-    Ok((
-        w,
-        Arc::new(CtxOut {
-            procs,
-            size_kb,
-            rounds,
-            start,
-        }),
-    ))
 }
 
 struct CtxOut {
