@@ -12,20 +12,26 @@
 //! |-----------|-----------------------------------------------|-------------------------------------------|
 //! | `orig`    | idle tick every 1 ms (idle=1), busy tick every 250 ms, and schedule() on an empty queue | every `NODE_BALANCE_RATE`-th of those calls (`nr_balanced`) |
 //! | `ingo`    | idle tick: only with its own CPU (bug 1: a no-op); busy tick every 200 ms with idle=1 (bug 2) | every 400 ms (`NODE_REBALANCE_TICK`), idle or busy |
-//! | `ingofix` | idle tick every 1 ms over the node (idle=1); busy tick every 200 ms (idle=0) | every 400 ms, idle or busy |
-//! | `ingoB0`  | idle tick every 1 ms over the node (idle arg 0); busy tick every 200 ms | idle CPUs every 2 ms, busy every 400 ms |
+//! | `ingofix` | Erich's run: idle tick every 1 ms over the node (idle=1); busy tick every 200 ms still with idle=1 (bug 2 kept) | every 400 ms, idle or busy |
+//! | `ingofixboth` | idle tick every 1 ms over the node (idle=1); busy tick every 200 ms (idle=0) | every 400 ms, idle or busy |
+//! | `ingoB0`  | as posted: idle tick every 1 ms (idle arg 0) and busy tick every 200 ms over **all online CPUs** | idle CPUs every 2 ms, busy every 400 ms |
+//! | `ingoB0fix` | B0 with a working `__cpu_to_node_mask`: the idle and busy ticks over the node | idle CPUs every 2 ms, busy every 400 ms |
 //!
-//! In the three Ingo variants schedule() on an empty runqueue balances within the node only.
+//! schedule() on an empty runqueue balances within the node (idle=1) in the A2 variants and
+//! `ingoB0fix`, over all online CPUs in `ingoB0`. B0 as posted (Ingo Molnar, 17 Jan 2003)
+//! passes `__cpu_to_node_mask(cpu)` to every intra-node pass, and its new
+//! `linux/topology.h` defines that macro as `cpu_online_map` when the architecture does not
+//! (Matt Dobson: "defined twice"; no architecture did): so the passes B0 calls intra-node
+//! were machine-wide in the kernel Erich Focht measured. Erich's "ingofix" fixed bug 1 (his
+//! idle path balances over `__node_to_cpu_mask(this_node)`); he had not applied bug 2's fix
+//! ("I didn't see that"), so his busy CPUs still passed idle=1.
 //! Every tick constant is a parameter ([`O1Params`]) so Erich Focht's follow-up tests (kernbench,
 //! hackbench, numa_test on an 8-CPU, 4-node NEC TX7) can be replayed. The O(1) dynamic priority is not visible to the balancer here: candidates are
 //! taken in the queue's pick order, the most recently queued first among tasks of equal nice
 //! (the kernel's "from the tail of the highest-priority list"); there is no expired array.
 //!
-//! Note on the published description of the variants (which calls `ingo`'s idle cross-node
-//! balancing the more aggressive one): under the mechanisms in the table,
-//! `ingo`/`ingofix` balance *across nodes less often from idle CPUs* (400 ms) than `orig`
-//! (about every 10 ms) and `ingoB0` (2 ms); this module implements the mechanisms
-//! as the patches have them.
+//! `ingo`/`ingofix` balance *across nodes less often from idle CPUs* (400 ms, A2's single
+//! node tick) than `orig` (about every 10 ms) and `ingoB0` (2 ms).
 
 use crate::balance::{BalanceOut, Balancer, Migration};
 use crate::policy::{Hints, SchedView};
@@ -40,10 +46,16 @@ pub enum O1Variant {
     Orig,
     /// Ingo's `sched-2.5.59-A2` with the two bugs Erich Focht reported.
     Ingo,
-    /// A2 with both bugs fixed.
+    /// A2 with Erich Focht's fix of bug 1 (the idle path balances over its node) and bug 2
+    /// kept (the busy path passes idle=1): the "ingofix" he measured.
     IngoFix,
-    /// Ingo's `-B0`: separate idle and busy node rebalance ticks.
+    /// A2 with both bugs fixed.
+    IngoFixBoth,
+    /// Ingo's `-B0` as posted: separate idle and busy node rebalance ticks, and its
+    /// "intra-node" passes over all online CPUs (`__cpu_to_node_mask` = `cpu_online_map`).
     IngoB0,
+    /// B0 with a working `__cpu_to_node_mask`: its intra-node passes over the node.
+    IngoB0Fix,
 }
 
 impl O1Variant {
@@ -53,7 +65,9 @@ impl O1Variant {
             O1Variant::Orig => "orig",
             O1Variant::Ingo => "ingo",
             O1Variant::IngoFix => "ingofix",
+            O1Variant::IngoFixBoth => "ingofixboth",
             O1Variant::IngoB0 => "ingoB0",
+            O1Variant::IngoB0Fix => "ingoB0fix",
         }
     }
 }
@@ -86,8 +100,10 @@ impl O1Params {
     pub fn for_variant(variant: O1Variant) -> Self {
         let busy = if variant == O1Variant::Orig { 250 } else { 200 };
         let idle_node = match variant {
-            O1Variant::Orig | O1Variant::Ingo | O1Variant::IngoFix => 2 * busy,
-            O1Variant::IngoB0 => 2,
+            O1Variant::Orig | O1Variant::Ingo | O1Variant::IngoFix | O1Variant::IngoFixBoth => {
+                2 * busy
+            }
+            O1Variant::IngoB0 | O1Variant::IngoB0Fix => 2,
         };
         O1Params {
             variant,
@@ -297,6 +313,16 @@ impl O1NodeBalancer {
         self.load_balance(cpu, idle, &mask, view, out);
     }
 
+    /// The mask of an Ingo variant's "intra-node" pass (`__cpu_to_node_mask(cpu)`): the
+    /// node, except in B0 as posted, whose fallback definition made it every online CPU.
+    fn intra_node_mask(&self, view: &SchedView<'_>, cpu: CpuId) -> CpuSet {
+        if self.params.variant == O1Variant::IngoB0 {
+            CpuSet::full(view.nr_cpus())
+        } else {
+            Self::node_mask(view, cpu)
+        }
+    }
+
     /// `balance_node` of the Ingo variants.
     fn balance_node(&mut self, cpu: CpuId, idle: bool, view: &SchedView<'_>, out: &mut BalanceOut) {
         if let Some(n) = self.find_busiest_node(cpu, view) {
@@ -346,7 +372,11 @@ impl Balancer for O1NodeBalancer {
                     self.load_balance_2559(cpu, false, view, out);
                 }
             }
-            O1Variant::Ingo | O1Variant::IngoFix | O1Variant::IngoB0 => {
+            O1Variant::Ingo
+            | O1Variant::IngoFix
+            | O1Variant::IngoFixBoth
+            | O1Variant::IngoB0
+            | O1Variant::IngoB0Fix => {
                 let node_tick = if idle {
                     p.idle_node_rebalance_tick
                 } else {
@@ -363,21 +393,21 @@ impl Balancer for O1NodeBalancer {
                                 let own = CpuSet::from_cpus(view.nr_cpus(), [cpu]);
                                 self.load_balance(cpu, true, &own, view, out);
                             }
-                            O1Variant::IngoFix => {
+                            O1Variant::IngoFix | O1Variant::IngoFixBoth => {
                                 let m = Self::node_mask(view, cpu);
                                 self.load_balance(cpu, true, &m, view, out);
                             }
                             _ => {
                                 // B0 / 2.6.0: the idle intra-node pass uses idle = 0.
-                                let m = Self::node_mask(view, cpu);
+                                let m = self.intra_node_mask(view, cpu);
                                 self.load_balance(cpu, false, &m, view, out);
                             }
                         }
                     }
                 } else if every(p.busy_rebalance_tick) {
-                    // Bug 2: A2's busy path passed idle = 1.
-                    let as_idle = p.variant == O1Variant::Ingo;
-                    let m = Self::node_mask(view, cpu);
+                    // Bug 2: A2's busy path passed idle = 1 (Erich's ingofix kept it).
+                    let as_idle = matches!(p.variant, O1Variant::Ingo | O1Variant::IngoFix);
+                    let m = self.intra_node_mask(view, cpu);
                     self.load_balance(cpu, as_idle, &m, view, out);
                 }
             }
@@ -395,7 +425,7 @@ impl Balancer for O1NodeBalancer {
         match self.params.variant {
             O1Variant::Orig => self.load_balance_2559(cpu, true, view, out),
             _ => {
-                let m = Self::node_mask(view, cpu);
+                let m = self.intra_node_mask(view, cpu);
                 self.load_balance(cpu, true, &m, view, out);
             }
         }

@@ -215,12 +215,14 @@ pub const ERAS: &[EraDef] = &[
         balancer: BalancerKind::O1Node,
         models: "O(1) scheduler (try_to_wake_up, sched_best_cpu of 2.5.59): no wake-time search; \
                  a sync wakeup pulls to the waker's CPU, otherwise prev; forks stay on the \
-                 parent's CPU; the 2.5.59 node balancer (variants orig, ingo, ingofix, ingoB0)",
+                 parent's CPU; the 2.5.59 node balancer (variants orig, ingo, ingofix, ingofixboth, ingoB0, \
+                 ingoB0fix)",
         notes: &[
             "the O(1) pick is an approximation (priority order with a sleep bonus), not the arrays",
             "cache_decay_ticks = 10 and the balancer's candidate order are reconstructions [M]",
-            "ingo, ingofix, ingoB0 follow Ingo Molnar's LKML descriptions of sched-2.5.59-A2/-B0 \
-             (January 2003), not the patches' code",
+            "ingoB0 and ingoB0fix follow the B0 patch's posted text (Ingo Molnar, 17 Jan 2003); \
+             ingo, ingofix and ingofixboth follow Erich Focht's and Ingo's mails quoting A2, whose \
+             own text is lost: its node passes are reconstructed [M]",
         ],
     },
     EraDef {

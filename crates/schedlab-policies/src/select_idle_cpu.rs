@@ -22,16 +22,19 @@ fn update_avg_scan_cost(hints: &mut Hints, llc: usize, cost: u64) {
 }
 
 /// 4.9 `select_idle_cpu`: skipped when `avg_idle / 512` of the waker's CPU is below the
-/// LLC's average scan cost; otherwise the first idle allowed CPU from the target.
+/// LLC's average scan cost (IDLE_CPU_GATE); otherwise the first idle allowed CPU from the
+/// target.
 pub(crate) fn select_idle_cpu_4_9<M: Machine>(
     sc: &mut Scan<'_, M>,
+    s: &Settings,
     hints: &mut Hints,
     span: &CpuSet,
     target: CpuId,
 ) -> Option<CpuId> {
     let this_llc = sc.m.topo().cpu(sc.this).llc;
     let avg_idle = (sc.m.avg_idle(sc.this) / 512) as f64;
-    if avg_idle < hints.llc[this_llc].avg_scan_cost {
+    // The 2016 RFC's IDLE_CPU may not have had this gate (NO_IDLE_CPU_GATE).
+    if s.on(sw!("IDLE_CPU_GATE")) && avg_idle < hints.llc[this_llc].avg_scan_cost {
         return None;
     }
     let t0 = sc.probes();

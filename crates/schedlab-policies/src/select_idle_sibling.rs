@@ -219,7 +219,7 @@ pub(crate) fn select_idle_sibling_3_9<M: Machine>(
         let c = if sis_prop {
             select_idle_cpu_4_13(sc, s, hints, &chain[llc_idx], target)
         } else {
-            select_idle_cpu_4_9(sc, hints, span, target)
+            select_idle_cpu_4_9(sc, s, hints, span, target)
         };
         if let Some(c) = c {
             return (c, Step::IdleCpu);

@@ -110,7 +110,14 @@ pub(crate) fn select_task_rq_fair_2_6_32<M: Machine>(
         && s.on(sw!("WAKE_AFFINE"))
         && (!s.era.has(rules::AFFINE_WAKEUPS) || s.on(sw!("AFFINE_WAKEUPS")));
     let package = matches!(s.era.idle_search(), IdleSearch::InWalk { package: true });
-    let ramp = s.on(sw!("RAMP")) && m.nr_running(this) == 1;
+    // RAMP's gate: the posted diff's "the waker runs alone", or 2.6.34's "not an interrupt
+    // wakeup" (RAMP_NOT_IDLE).
+    let ramp = s.on(sw!("RAMP"))
+        && if s.on(sw!("RAMP_NOT_IDLE")) {
+            ctx.waker.is_some()
+        } else {
+            m.nr_running(this) == 1
+        };
     let chain = m.domains().of(this);
     let mut cpu = this;
     let mut affine_sd = None;
@@ -208,6 +215,16 @@ pub(crate) fn select_task_rq_fair_2_6_35<M: Machine>(
     } else if s.on(sw!("WAKEUP_BUDDY")) {
         record_streak(ctx, hints);
     }
+    // WAKEUP_BUDDY read as clearing want_affine: no affine domain, so a non-buddy returns
+    // prev without a search (3.10 with no BALANCE_WAKE domain), waker on prev or not.
+    if s.on(sw!("WAKEUP_BUDDY"))
+        && s.on(sw!("WAKEUP_BUDDY_PREV"))
+        && !buddies(ctx, hints, s.value(sw!("wakeup_buddy_ref")))
+    {
+        sc.affine(Affine::Declined);
+        sc.target(prev);
+        return sc.done((prev, Step::Target));
+    }
     let want_affine = s.on(sw!("WAKE_AFFINE")) && sc.allowed(this);
     let chain = m.domains().of(this);
     let affine_sd = if want_affine {
@@ -232,8 +249,12 @@ pub(crate) fn select_task_rq_fair_2_6_35<M: Machine>(
         Some(_) if this == prev => sc.affine(Affine::NotAsked),
         Some(sd) => {
             if s.era.has(rules::RECORD_WAKEE) && s.on(sw!("WAKE_WIDE")) {
-                wide = wake_wide_3_12(ctx, m, hints)
-                    || (s.on(sw!("WAKE_WIDE_IDLE_BOTH")) && wake_wide_mirror(ctx, m, hints));
+                wide = if wide_idle && s.on(sw!("WAKE_WIDE_IDLE_SYM")) {
+                    wake_wide_4_3(ctx, m, hints)
+                } else {
+                    wake_wide_3_12(ctx, m, hints)
+                        || (s.on(sw!("WAKE_WIDE_IDLE_BOTH")) && wake_wide_mirror(ctx, m, hints))
+                };
                 sc.wide(wide);
             }
             if wide {
@@ -259,29 +280,74 @@ pub(crate) fn select_task_rq_fair_2_6_35<M: Machine>(
     }
     let (cpu, step) = select_idle_sibling(sc, s, hints, prev, target);
     if wide_idle && wide && !m.idle(cpu) {
-        // WAKE_WIDE_IDLE: before stacking, any idle CPU of the wide span, from prev.
-        let span = match wake_balance_domain(m, prev) {
-            Some(i) => m.domains().of(prev)[i].span.clone(),
-            None => m.topo().node_span(prev).clone(),
-        };
-        for c in span.iter_wrap(prev) {
-            if sc.allowed(c) && sc.idle(c) {
+        // WAKE_WIDE_IDLE: before stacking, an idle CPU of the wide span, from prev.
+        let prev_chain = m.domains().of(prev);
+        if s.on(sw!("WAKE_WIDE_IDLE_SLOW")) {
+            let (idx, flag) = match wake_balance_domain(m, prev) {
+                Some(i) => (Some(i), flags::BALANCE_WAKE),
+                None => (
+                    highest_with(prev_chain, flags::BALANCE_FORK),
+                    flags::BALANCE_FORK,
+                ),
+            };
+            if let Some(i) = idx {
+                let c = find_idlest_cpu(sc, s.era, prev, i, prev, flag);
                 return sc.done((c, Step::WideIdle));
+            }
+        } else {
+            let span = match wake_balance_domain(m, prev) {
+                Some(i) => prev_chain[i].span.clone(),
+                None => m.topo().node_span(prev).clone(),
+            };
+            for c in span.iter_wrap(prev) {
+                if sc.allowed(c) && sc.idle(c) {
+                    return sc.done((c, Step::WideIdle));
+                }
             }
         }
     }
-    if against_4_2 && s.on(sw!("PREFER_IDLE_CPU")) && !pulled && !m.idle(cpu) {
-        // PREFER_IDLE_CPU: continue into find_idlest_group/cpu over the wake-balance span.
-        let (idx, flag) = match wake_balance_domain(m, this) {
-            Some(i) => (Some(i), flags::BALANCE_WAKE),
-            None => (
-                highest_with(chain, flags::BALANCE_FORK),
-                flags::BALANCE_FORK,
-            ),
-        };
-        if let Some(i) = idx {
-            let c = find_idlest_cpu(sc, s.era, this, i, prev, flag);
-            return sc.done((c, Step::SlowPath));
+    if against_4_2 && s.on(sw!("PREFER_IDLE_CPU")) && !m.idle(cpu) {
+        if s.on(sw!("PREFER_IDLE_CPU_WIDE")) {
+            // The wide reading: non-affine wakeups only, over the waker's highest
+            // BALANCE_WAKE domain, else its highest BALANCE_FORK one.
+            if !pulled {
+                let (idx, flag) = match wake_balance_domain(m, this) {
+                    Some(i) => (Some(i), flags::BALANCE_WAKE),
+                    None => (
+                        highest_with(chain, flags::BALANCE_FORK),
+                        flags::BALANCE_FORK,
+                    ),
+                };
+                if let Some(i) = idx {
+                    let c = find_idlest_cpu(sc, s.era, this, i, prev, flag);
+                    return sc.done((c, Step::SlowPath));
+                }
+            }
+        } else {
+            // The fall-through reading the 4.1 base allows: the slow path over the walk's
+            // `sd`, the highest BALANCE_WAKE domain below the affine one, from the waker's CPU,
+            // pulled or not; nothing where no domain has BALANCE_WAKE.
+            let flag = if s.on(sw!("SD_BALANCE_WAKE")) {
+                flags::LOAD_BALANCE
+            } else {
+                flags::BALANCE_WAKE
+            };
+            let mut sd = None;
+            for (idx, tmp) in chain.iter().enumerate() {
+                if !tmp.has(flags::LOAD_BALANCE) {
+                    break;
+                }
+                if want_affine && tmp.has(flags::WAKE_AFFINE) && tmp.span.contains(prev) {
+                    break;
+                }
+                if tmp.has(flag) {
+                    sd = Some(idx);
+                }
+            }
+            if let Some(i) = sd {
+                let c = find_idlest_cpu(sc, s.era, this, i, prev, flag);
+                return sc.done((c, Step::SlowPath));
+            }
         }
     }
     sc.done((cpu, step))

@@ -179,6 +179,14 @@ fn cases() -> Vec<Case> {
             and(busy(&[2, 3], 1), busy(&[0], 2)),
             wake(0, 2, TTWU),
         ),
+        // The open reading of RAMP's gate: 2.6.34's "not an interrupt wakeup" searches here.
+        case(
+            "2.6.33 RAMP,RAMP_NOT_IDLE: busy waker CPU still searches",
+            "linux-2.6.33,RAMP,RAMP_NOT_IDLE",
+            c2q,
+            and(busy(&[2, 3], 1), busy(&[0], 2)),
+            wake(0, 2, TTWU),
+        ),
         case(
             "2.6.33 SYNC_LESS drops sync on long overlap",
             "linux-2.6.33",
@@ -281,6 +289,21 @@ fn cases() -> Vec<Case> {
             busy(&[0, 1, 2, 3, 4, 5, 6, 7], 1),
             wake(0, 4, SYNC),
         ),
+        // The open reading of the non-buddy action: SIS around prev (default) or prev alone.
+        case(
+            "3.10 WAKEUP_BUDDY non-buddy: SIS around prev finds its idle neighbour",
+            "linux-3.10,WAKEUP_BUDDY",
+            || two_nodes(4),
+            busy(&[0, 1, 2, 3, 4, 6, 7], 1),
+            wake(0, 4, SYNC),
+        ),
+        case(
+            "3.10 WAKEUP_BUDDY,WAKEUP_BUDDY_PREV non-buddy: prev without a search",
+            "linux-3.10,WAKEUP_BUDDY,WAKEUP_BUDDY_PREV",
+            || two_nodes(4),
+            busy(&[0, 1, 2, 3, 4, 6, 7], 1),
+            wake(0, 4, SYNC),
+        ),
         case(
             "3.10 WAKEUP_BUDDY between buddies: pulled",
             "linux-3.10,WAKEUP_BUDDY",
@@ -335,13 +358,38 @@ fn cases() -> Vec<Case> {
             and(busy(&[1, 2, 3, 4, 5, 7], 1), busy(&[0], 3)),
             wake(0, 1, TTWU),
         ),
-        // slow path over the NUMA span: node 1 avg 768 vs local 1536 -> node 1, idle CPU 6.
+        // The fall-through reading (default): prev's LLC is the affine domain and no domain
+        // below it has BALANCE_WAKE, so there is nothing to fall into.
         case(
-            "4.2 PREFER_IDLE_CPU reaches the idle CPU of the other node",
+            "4.2 PREFER_IDLE_CPU: no BALANCE_WAKE domain below the affine one, stays",
             "linux-4.2,PREFER_IDLE_CPU",
             || two_nodes(4),
             and(busy(&[1, 2, 3, 4, 5, 7], 1), busy(&[0], 3)),
             wake(0, 1, TTWU),
+        ),
+        // The wide reading: the slow path over the NUMA span (node 1 avg 768 vs local 1536
+        // -> node 1, idle CPU 6); with SD_BALANCE_WAKE the fall-through searches the walk's
+        // domain below the affine one (NUMA here: node 0, idle CPU 2).
+        case(
+            "4.2 PREFER_IDLE_CPU_WIDE reaches the idle CPU of the other node",
+            "linux-4.2,PREFER_IDLE_CPU,PREFER_IDLE_CPU_WIDE",
+            || two_nodes(4),
+            and(busy(&[1, 2, 3, 4, 5, 7], 1), busy(&[0], 3)),
+            wake(0, 1, TTWU),
+        ),
+        case(
+            "4.2 PREFER_IDLE_CPU,SD_BALANCE_WAKE: the slow path below the affine domain",
+            "linux-4.2,PREFER_IDLE_CPU,SD_BALANCE_WAKE",
+            || two_nodes(4),
+            and(busy(&[1, 3, 4, 5, 6, 7], 1), busy(&[0], 3)),
+            wake(0, 5, TTWU),
+        ),
+        case(
+            "4.2 PREFER_IDLE_CPU on default domains: the same wakeup stays",
+            "linux-4.2,PREFER_IDLE_CPU",
+            || two_nodes(4),
+            and(busy(&[1, 3, 4, 5, 6, 7], 1), busy(&[0], 3)),
+            wake(0, 5, TTWU),
         ),
         case(
             "4.2 wide wakeup, LLC busy: stacks on prev",
@@ -370,6 +418,21 @@ fn cases() -> Vec<Case> {
             "linux-4.2,WAKE_WIDE_IDLE_BOTH",
             one_node_two_llcs,
             and(busy(&[0, 1, 2, 3, 4, 5, 7], 1), flips(5, 50)),
+            wake(0, 1, TTWU),
+        ),
+        // The readings of WAKE_WIDE_IDLE: its wake_wide and its search.
+        case(
+            "4.2 WAKE_WIDE_IDLE_SYM: the symmetric wake_wide is wide both ways",
+            "linux-4.2,WAKE_WIDE_IDLE,WAKE_WIDE_IDLE_SYM",
+            one_node_two_llcs,
+            and(busy(&[0, 1, 2, 3, 4, 5, 7], 1), flips(5, 50)),
+            wake(0, 1, TTWU),
+        ),
+        case(
+            "4.2 WAKE_WIDE_IDLE_SLOW: the slow path from prev",
+            "linux-4.2,WAKE_WIDE_IDLE,WAKE_WIDE_IDLE_SLOW",
+            one_node_two_llcs,
+            and(busy(&[0, 1, 2, 3, 4, 5, 7], 1), flips(50, 5)),
             wake(0, 1, TTWU),
         ),
         // ---------------- 4.6 RFC bits (2016 RFC, R2) ----------------
@@ -436,6 +499,33 @@ fn cases() -> Vec<Case> {
             smt8,
             busy(&[1, 3], 1),
             irq(1, 1),
+        ),
+        // The open reading of the RFC's IDLE_CPU: gated by avg_idle (as merged) or not.
+        case(
+            "4.9 IDLE_CPU gated: a short avg_idle skips the scan",
+            "linux-4.9",
+            || flat(4),
+            and(
+                busy(&[0, 1, 2], 1),
+                f(|m, h| {
+                    m.cpus[0].avg_idle = 0;
+                    h.llc[0].avg_scan_cost = 1000.0;
+                }),
+            ),
+            wake(0, 1, TTWU),
+        ),
+        case(
+            "4.9 NO_IDLE_CPU_GATE: the scan runs and finds CPU 3",
+            "linux-4.9,NO_IDLE_CPU_GATE",
+            || flat(4),
+            and(
+                busy(&[0, 1, 2], 1),
+                f(|m, h| {
+                    m.cpus[0].avg_idle = 0;
+                    h.llc[0].avg_scan_cost = 1000.0;
+                }),
+            ),
+            wake(0, 1, TTWU),
         ),
         case(
             "4.9 OLD_IDLE first",

@@ -62,9 +62,13 @@ fn eager_node_balancing_spreads_fast_ingo_waits_for_the_node_tick() {
 
 #[test]
 fn tick_parameters_change_the_outcome() {
-    // ingoB0 with the idle node tick slowed to 500 ms behaves like A2.
-    let (slow, _) = elapsed_ms("linux-2.5.59,ingoB0,idle_node_rebalance_tick=500");
+    // B0 with a working node mask and the idle node tick slowed to 500 ms behaves like A2.
+    let (slow, _) = elapsed_ms("linux-2.5.59,ingoB0fix,idle_node_rebalance_tick=500");
     assert!(slow > 550.0, "{slow}");
+    // B0 as posted does not need its node tick: its 1 ms "intra-node" idle pass is over
+    // every online CPU (`__cpu_to_node_mask` = `cpu_online_map`).
+    let (posted, _) = elapsed_ms("linux-2.5.59,ingoB0,idle_node_rebalance_tick=500");
+    assert!(posted < 420.0, "{posted}");
     // A2 with a 2 ms idle node tick spreads fast.
     let (fast, _) = elapsed_ms("linux-2.5.59,ingofix,idle_node_rebalance_mult=2");
     assert!(fast < 420.0, "{fast}");
@@ -78,4 +82,29 @@ fn tick_parameters_change_the_outcome() {
 
 fn orig_bound() -> f64 {
     420.0
+}
+
+/// Erich Focht's "ingofix" fixed only bug 1: its busy CPUs still pass idle=1 (current
+/// lengths, no 25 % threshold, one task a pass), so they balance differently from A2 with
+/// both bugs fixed; the other A2 switches are unaffected by the difference.
+#[test]
+fn erichs_ingofix_keeps_bug_two() {
+    let topo = Arc::new(schedlab_topo::preset("tx7-4n2c").unwrap());
+    let run = |v: &str| {
+        // 13 burners on 8 CPUs: busy CPUs stay unequal and the 200 ms busy pass acts.
+        let mut w = spread_test(8);
+        for i in 0..5 {
+            let prog = vec![
+                Op::Loop(600),
+                Op::Compute(Dist::Const(1_000_000)),
+                Op::EndLoop,
+            ];
+            w.spawn(TaskSpec::new(format!("extra{i}"), prog));
+        }
+        let sim = common::run(v, &topo, w, false, 1);
+        (sim.event_hash(), sim.counters().migrations_balance)
+    };
+    let (fix, m_fix) = run("linux-2.5.59,ingofix");
+    let (both, m_both) = run("linux-2.5.59,ingofixboth");
+    assert_ne!(fix, both, "busy idle=1 changes nothing: {m_fix} / {m_both}");
 }

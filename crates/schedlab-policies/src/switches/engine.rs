@@ -149,7 +149,17 @@ pub(super) const O1_BALANCER: &[SwitchDef] = &[
         scope: Scope::Engine,
         kind: Kind::Balancer(O1Variant::IngoFix),
         provenance: Provenance::Reconstruction,
-        meaning: "Ingo's sched-2.5.59-A2 with both bugs fixed",
+        meaning: "A2 as Erich Focht ran it (17 Jan 2003): bug 1 fixed (the idle path balances over \
+                  its node), bug 2 kept (he had not applied it: the busy path still passes idle=1)",
+    },
+    SwitchDef {
+        name: "ingofixboth",
+        versions: O1,
+        scope: Scope::Engine,
+        kind: Kind::Balancer(O1Variant::IngoFixBoth),
+        provenance: Provenance::Reconstruction,
+        meaning: "A2 with both bugs fixed (bug 2 as Ingo reported it with B0): not a kernel anyone \
+                  measured",
     },
     SwitchDef {
         name: "ingoB0",
@@ -157,8 +167,19 @@ pub(super) const O1_BALANCER: &[SwitchDef] = &[
         scope: Scope::Engine,
         kind: Kind::Balancer(O1Variant::IngoB0),
         provenance: Provenance::Reconstruction,
-        meaning: "Ingo's -B0: separate IDLE_NODE_REBALANCE_TICK (2 ms) and BUSY_NODE_REBALANCE_TICK \
-                  (400 ms); the 2.6.0 structure",
+        meaning: "Ingo's -B0 as posted (17 Jan 2003): separate IDLE_NODE_REBALANCE_TICK (2 ms) and \
+                  BUSY_NODE_REBALANCE_TICK (400 ms); its 'intra-node' passes (1 ms idle, 200 ms \
+                  busy, schedule() on an empty queue) over all online CPUs, as the fallback \
+                  __cpu_to_node_mask = cpu_online_map of its topology.h makes them",
+    },
+    SwitchDef {
+        name: "ingoB0fix",
+        versions: O1,
+        scope: Scope::Engine,
+        kind: Kind::Balancer(O1Variant::IngoB0Fix),
+        provenance: Provenance::Reconstruction,
+        meaning: "B0 with a working __cpu_to_node_mask: its intra-node passes over the node (the \
+                  2.6.0 structure)",
     },
     tunable!(
         "idle_rebalance_tick",

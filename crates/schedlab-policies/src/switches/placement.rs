@@ -139,6 +139,17 @@ pub(super) const DEBATED: &[SwitchDef] = &[
         "Galbraith, Jan 2010: search for an idle shared-cache sibling only while the waker's CPU \
          runs nothing but the waker; an idle sibling found makes the wakeup affine at once"
     ),
+    // The open reading of RAMP's gate: the seed thread's diff tests nr_running == 1 (the
+    // default); the form that reached 2.6.34 (8b911acdf) searches unless the waker is idle.
+    placement!(
+        "RAMP_NOT_IDLE",
+        span(v26(32), v26(34)),
+        Provenance::Reconstruction,
+        default: |_| 0,
+        read_in: &["select_task_rq_fair.rs"],
+        "RAMP's gate as 2.6.34 merged it (8b911acdf): search unless the waker is the idle task \
+         (an interrupt wakeup), instead of the posted diff's nr_running == 1"
+    ),
     placement!(
         "AFFINE_TARGET",
         span(v26(32), v26(34)),
@@ -158,6 +169,19 @@ pub(super) const DEBATED: &[SwitchDef] = &[
         "Michael Wang, 2013: take the affine path only between buddies (each the other's last \
          wakee, woken wakeup_buddy_ref times in a row); otherwise place around prev"
     ),
+    // The open reading of the lost patch: gating wake_affine() (the default: its merged
+    // successor 62470419e993 by the same author gates inside wake_affine()) leaves
+    // select_idle_sibling around prev; gating want_affine in 3.10's select_task_rq_fair
+    // leaves no affine domain, and the wakee returns prev without a search.
+    placement!(
+        "WAKEUP_BUDDY_PREV",
+        span(v(3, 6), v(3, 11)),
+        Provenance::Reconstruction,
+        default: |_| 0,
+        read_in: &["select_task_rq_fair.rs"],
+        "WAKEUP_BUDDY read as clearing want_affine: a non-buddy wakee returns prev without \
+         select_idle_sibling, also when the waker runs on prev"
+    ),
     placement_tunable!(
         "wakeup_buddy_ref",
         span(v(3, 6), v(3, 11)),
@@ -173,8 +197,30 @@ pub(super) const DEBATED: &[SwitchDef] = &[
         Provenance::Reconstruction,
         default: |_| 0,
         read_in: &["select_task_rq_fair.rs"],
-        "Josef Bacik, 2015: a non-affine wakeup whose LLC search finds no idle CPU continues into \
-         find_idlest_group/cpu over the wake-balance span, preferring any idle CPU"
+        "Josef Bacik, 2015: a wakeup whose select_idle_sibling finds no idle CPU falls through \
+         to find_idlest_group/cpu over the walk's BALANCE_WAKE domains below the affine domain, \
+         from the waker's CPU (nothing where no domain has BALANCE_WAKE: see SD_BALANCE_WAKE)"
+    ),
+    // Facebook set SD_BALANCE_WAKE through /proc/sys/kernel/sched_domain/*/flags.
+    placement!(
+        "SD_BALANCE_WAKE",
+        rules::AGAINST_4_2,
+        Provenance::Reconstruction,
+        default: |_| 0,
+        read_in: &["select_task_rq_fair.rs"],
+        "the domain flag Facebook set by sysctl for PREFER_IDLE_CPU: every domain counts as \
+         having SD_BALANCE_WAKE in the wakeup walk"
+    ),
+    // schedlab's earlier reading of PREFER_IDLE_CPU, kept as the other reading.
+    placement!(
+        "PREFER_IDLE_CPU_WIDE",
+        rules::AGAINST_4_2,
+        Provenance::Reconstruction,
+        default: |_| 0,
+        read_in: &["select_task_rq_fair.rs"],
+        "PREFER_IDLE_CPU read wide: only non-affine wakeups, over the waker's highest \
+         BALANCE_WAKE domain, else its highest BALANCE_FORK domain (a span the 4.1 walk never \
+         gives a wakeup)"
     ),
     placement!(
         "WAKE_WIDE_IDLE",
@@ -192,6 +238,25 @@ pub(super) const DEBATED: &[SwitchDef] = &[
         default: |_| 0,
         read_in: &["select_task_rq_fair.rs"],
         "WAKE_WIDE_IDLE for both directions of the 1:N relation (clients as well as the server)"
+    ),
+    // The open readings of WAKE_WIDE_IDLE: its search and its wake_wide.
+    placement!(
+        "WAKE_WIDE_IDLE_SLOW",
+        rules::AGAINST_4_2,
+        Provenance::Reconstruction,
+        default: |_| 0,
+        read_in: &["select_task_rq_fair.rs"],
+        "WAKE_WIDE_IDLE searches with the slow path (find_idlest_group/cpu from prev over the \
+         wide span) instead of the first idle CPU from prev"
+    ),
+    placement!(
+        "WAKE_WIDE_IDLE_SYM",
+        rules::AGAINST_4_2,
+        Provenance::Reconstruction,
+        default: |_| 0,
+        read_in: &["select_task_rq_fair.rs"],
+        "WAKE_WIDE_IDLE tests the symmetric wake_wide Galbraith wrote in the same thread \
+         (63b0e9edceec, merged in 4.3) instead of 4.2's"
     ),
     // The five 2016 RFC bits, replayed on 4.6 and 4.9.
     placement!(
@@ -225,6 +290,17 @@ pub(super) const DEBATED: &[SwitchDef] = &[
         default: |e| u64::from(e.has(rules::NEW_SIS)),
         read_in: &["select_idle_sibling.rs"],
         "2016 RFC bit: scan the LLC for any idle CPU, skipped when avg_idle/512 < avg_scan_cost"
+    ),
+    // The open reading of the RFC's IDLE_CPU: the merged 4.9 code has the gate (the
+    // default); the RFC's may not have.
+    placement!(
+        "IDLE_CPU_GATE",
+        RFC_2016,
+        Provenance::Reconstruction,
+        default: |_| 1,
+        read_in: &["select_idle_cpu.rs"],
+        "IDLE_CPU skips its scan when the waker CPU's avg_idle/512 is below the LLC's average \
+         scan cost (as merged in 4.9, 10e2f1acd010); NO_IDLE_CPU_GATE scans every time"
     ),
     placement!(
         "IDLE_SMT",

@@ -80,7 +80,7 @@ fn each_placement_switch_is_read_where_its_row_says() {
             d.name
         );
     }
-    assert_eq!(placement, 37, "the placement rows (features and tunables)");
+    assert_eq!(placement, 44, "the placement rows (features and tunables)");
 }
 
 /// The id `sw!` gives is the row's position in listing order, and reads back through the
