@@ -12,8 +12,6 @@ mod experiment_cmd;
 mod explain_cmd;
 mod host_check;
 mod host_cmd;
-mod host_fit;
-mod host_suite;
 mod policies_cmd;
 mod profile_cmd;
 mod replay_cmd;

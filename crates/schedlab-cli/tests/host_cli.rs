@@ -581,7 +581,7 @@ fn calibrate_replay_refits_recorded_measurements_without_measuring() {
     let out_path = dir.path().join("p.toml");
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/host-epyc-2cpu/calibration.json"
+        "/../schedlab-fidelity/tests/fixtures/host-epyc-2cpu/calibration.json"
     );
     let out = host_ok(&[
         "calibrate",
