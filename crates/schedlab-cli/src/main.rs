@@ -12,6 +12,7 @@ mod experiment_cmd;
 mod explain_cmd;
 mod host_check;
 mod host_cmd;
+mod output_cmd;
 mod policies_cmd;
 mod profile_cmd;
 mod replay_cmd;
