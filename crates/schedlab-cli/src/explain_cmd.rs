@@ -3,7 +3,7 @@
 //! sensitivity of each verdict to the machine's costs; `--json` prints the
 //! `schedlab.explain/1` object instead, `--report` adds the explanation to the HTML page.
 
-use crate::experiment_cmd::{OutputArgs, emit};
+use crate::output_cmd::{OutputArgs, emit};
 use anyhow::Result;
 use schedlab_experiment::CompareOutput;
 use schedlab_experiment::explain::{self, render, sensitivity};

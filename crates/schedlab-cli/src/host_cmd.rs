@@ -2,11 +2,12 @@
 //!
 //! Thin layer over `schedlab_host`: parses flags, installs the Ctrl-C handler that makes every
 //! run stop and clean up, and prints results (native text on stdout, a summary on stderr).
-//! `calibrate` then fits and re-simulates the measured values (`host_fit`), which needs the
-//! simulator and so lives here, not in the harness.
+//! `calibrate` then fits and re-simulates the measured values (`schedlab_fidelity::host_fit`),
+//! which needs the simulator and so is not in the harness.
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
+use schedlab_fidelity::host_fit;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -104,15 +105,6 @@ fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
     schedlab_vocab::parse_duration_or_bare(s, "s")
         .map(Duration::from_nanos)
         .map_err(|e| anyhow::anyhow!("--{flag} {s:?}: {e}"))
-}
-
-/// This machine as a `-t` spec that reads the same elsewhere: its compact form, or `host`
-/// where it has none (an irregular machine).
-pub(crate) fn host_topology() -> String {
-    schedlab_topo::spec::parse_topology("host", &Default::default())
-        .ok()
-        .and_then(|t| t.compact_string())
-        .unwrap_or_else(|| "host".into())
 }
 
 fn install_ctrlc() {
@@ -229,7 +221,7 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.replay {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let rec: crate::host_fit::Recorded = serde_json::from_str(&text).with_context(|| {
+        let rec: host_fit::Recorded = serde_json::from_str(&text).with_context(|| {
             format!("{} is not a `host calibrate --record` file", path.display())
         })?;
         let base = schedlab_engine::MachineProfile::from_toml(
@@ -237,13 +229,10 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
             &path.display().to_string(),
         )?;
         let variant = a.variant.clone().unwrap_or(rec.variant);
-        let (fitted, rows) = crate::host_fit::fit(&rec.topology, &base, &rec.targets, &variant)?;
-        print!("{}", crate::host_fit::render(&rows));
-        std::fs::write(
-            &a.output,
-            crate::host_fit::annotate(&fitted, &rows, &rec.machine),
-        )
-        .with_context(|| format!("writing {}", a.output.display()))?;
+        let (fitted, rows) = host_fit::fit(&rec.topology, &base, &rec.targets, &variant)?;
+        print!("{}", host_fit::render(&rows));
+        std::fs::write(&a.output, host_fit::annotate(&fitted, &rows, &rec.machine))
+            .with_context(|| format!("writing {}", a.output.display()))?;
         println!(
             "wrote {} (fitted from {})",
             a.output.display(),
@@ -285,13 +274,13 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     let c = schedlab_host::calibrate(&opts)?;
     print!("{}", c.report());
     let variant = crate::host_check::variant_or_host(a.variant.as_deref());
-    let targets = crate::host_fit::targets(&c);
+    let targets = host_fit::targets(&c);
     if let Some(path) = &a.record {
-        let rec = crate::host_fit::Recorded {
+        let rec = host_fit::Recorded {
             machine: format!("{}, kernel {}", c.cpu_model, c.kernel),
             variant: variant.clone(),
             topology: if topology == "host" {
-                host_topology()
+                schedlab_fidelity::host_check::host_topology()
             } else {
                 topology.clone()
             },
@@ -302,9 +291,9 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
         println!("recorded the fit's inputs in {}", path.display());
     }
-    let (fitted, rows) = crate::host_fit::fit(&topology, &c.profile(), &targets, &variant)?;
-    print!("{}", crate::host_fit::render(&rows));
-    let text = c.to_profile_toml_with(&fitted, &crate::host_fit::notes(&rows));
+    let (fitted, rows) = host_fit::fit(&topology, &c.profile(), &targets, &variant)?;
+    print!("{}", host_fit::render(&rows));
+    let text = c.to_profile_toml_with(&fitted, &host_fit::notes(&rows));
     std::fs::write(&a.output, text)
         .with_context(|| format!("-o {}: cannot write", a.output.display()))?;
     println!("wrote {}", a.output.display());

@@ -1,14 +1,14 @@
 //! `schedlab replay derive|check`: a workload file from a real trace, and that workload
 //! replayed in simulation beside the traced run. The derivation is
-//! `schedlab_workloads::replay`; this module reads the files and prints.
+//! `schedlab_workloads::replay`, the comparison `schedlab_fidelity::replay_check`; this module
+//! reads the files and prints.
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use schedlab_engine::MachineProfile;
+use schedlab_fidelity::{host_check, replay_check};
 use schedlab_trace::Trace;
-use schedlab_trace::analysis::{TraceCounters, counters};
 use schedlab_workloads::replay::{self, Background, DeriveOptions, Derived, Model};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// `schedlab replay`.
@@ -241,14 +241,6 @@ fn load_trace(path: &Path) -> Result<Trace> {
     Ok(t)
 }
 
-fn err_pct(real: f64, sim: f64) -> String {
-    if real.abs() < 1e-12 || !real.is_finite() || !sim.is_finite() {
-        "-".into()
-    } else {
-        format!("{:+.1}%", (sim - real) / real * 100.0)
-    }
-}
-
 fn check_cmd(a: CheckArgs) -> Result<()> {
     if a.d.profile.is_none() {
         eprintln!(
@@ -257,7 +249,7 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
     }
     let profile = profile(&a.d)?;
     let d = derive(&a.d, &profile)?;
-    let kernel = crate::host_check::running_kernel();
+    let kernel = host_check::running_kernel();
     let variant = crate::host_check::variant_or_host(a.variant.as_deref());
     let tmp = tempfile::Builder::new()
         .prefix("schedlab-replay-")
@@ -269,8 +261,7 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
     };
     std::fs::write(&path, &d.toml).with_context(|| format!("{}: cannot write", path.display()))?;
     let spec = format!("file:{}", path.display());
-    let (_, sim_trace) =
-        crate::host_check::sim_trace_on(&a.topology, &spec, &variant, &profile, a.seed)?;
+    let (_, sim_trace) = host_check::sim_trace_on(&a.topology, &spec, &variant, &profile, a.seed)?;
     let real_full = load_trace(&a.d.trace)?;
     let keep_all = matches!(a.d.background, BackgroundArg::Keep) || a.d.only.is_empty();
     let real = if keep_all {
@@ -278,8 +269,6 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
     } else {
         replay::restrict_trace(&real_full, &d.selected)
     };
-    let rc = counters(&real);
-    let sc = counters(&sim_trace);
     println!(
         "# replay check {}: {} events, {} tasks, {} edges ({} wakeups); simulator: -t {}, {variant}, profile '{}' (kernel {kernel})",
         a.d.trace.display(),
@@ -290,62 +279,9 @@ fn check_cmd(a: CheckArgs) -> Result<()> {
         a.topology,
         profile.name
     );
-    let real_cpu = replay::cpu_by_pid(&real);
-    let sim_cpu_pid = replay::cpu_by_pid(&sim_trace);
-    let sim_cpu: BTreeMap<String, u64> = sim_trace
-        .threads
-        .iter()
-        .map(|t| {
-            (
-                t.comm.clone(),
-                sim_cpu_pid.get(&t.pid).copied().unwrap_or(0),
-            )
-        })
-        .collect();
-    let real_total: u64 = d
-        .tasks
-        .iter()
-        .map(|t| real_cpu.get(&t.pid).copied().unwrap_or(0))
-        .sum();
-    let sim_total: u64 = d
-        .tasks
-        .iter()
-        .map(|t| sim_cpu.get(&t.name).copied().unwrap_or(0))
-        .sum();
-    // The workload's own span on both sides: first to last event of its tasks.
-    let span_ms = |c: &TraceCounters| c.last_ts_ns.saturating_sub(c.first_ts_ns) as f64 / 1e6;
-    let rows = crate::host_check::counter_rows;
-    println!(
-        "\n{:<28} {:>14} {:>14} {:>9}",
-        "metric", "real", "replayed", "error"
+    print!(
+        "{}",
+        replay_check::compare(&d.tasks, &real, &sim_trace).render()
     );
-    let mut table = vec![
-        ("total time [ms]", span_ms(&rc), span_ms(&sc)),
-        (
-            "CPU time, all tasks [ms]",
-            real_total as f64 / 1e6,
-            sim_total as f64 / 1e6,
-        ),
-    ];
-    for ((name, r), (_, s)) in rows(&rc).into_iter().zip(rows(&sc)) {
-        table.push((name, r, s));
-    }
-    for (name, r, s) in table {
-        println!("{name:<28} {r:>14.2} {s:>14.2} {:>9}", err_pct(r, s));
-    }
-    let mut busiest: Vec<_> = d.tasks.iter().collect();
-    busiest.sort_by_key(|t| std::cmp::Reverse(real_cpu.get(&t.pid).copied().unwrap_or(0)));
-    println!(
-        "\n{:<28} {:>14} {:>14} {:>9}",
-        "CPU time per task [ms]", "real", "replayed", "error"
-    );
-    for t in busiest.iter().take(12) {
-        let r = real_cpu.get(&t.pid).copied().unwrap_or(0) as f64 / 1e6;
-        let s = sim_cpu.get(&t.name).copied().unwrap_or(0) as f64 / 1e6;
-        println!("{:<28} {r:>14.3} {s:>14.3} {:>9}", t.name, err_pct(r, s));
-    }
-    if d.tasks.len() > 12 {
-        println!("({} more tasks)", d.tasks.len() - 12);
-    }
     Ok(())
 }

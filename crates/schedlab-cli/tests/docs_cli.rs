@@ -7,19 +7,11 @@
 //! Kept quick: the main job is the one simulation here (a few seconds in the test profile);
 //! the replay rows take six replays of short traces.
 
+mod common;
+
+use common::{root, schedlab_at_root, success};
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn schedlab() -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("schedlab"));
-    c.current_dir(root()).env_remove("SCHEDLAB_SYSFS_ROOT");
-    c
-}
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
@@ -96,14 +88,12 @@ fn help(path: &[String], cache: &mut BTreeMap<Vec<String>, String>) -> String {
     cache
         .entry(path.to_vec())
         .or_insert_with(|| {
-            let out = schedlab().args(path).arg("--help").output().unwrap();
-            assert!(
-                out.status.success(),
-                "`schedlab {} --help` fails: {}",
-                path.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).into_owned()
+            let out = schedlab_at_root()
+                .args(path)
+                .arg("--help")
+                .output()
+                .unwrap();
+            success(&out, format_args!("`schedlab {} --help`", path.join(" ")))
         })
         .clone()
 }
@@ -133,12 +123,8 @@ fn readme_sample_output_is_what_the_main_job_prints() {
         .into_iter()
         .next()
         .expect("a text block after it");
-    let out = schedlab().arg("compare").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = schedlab_at_root().arg("compare").output().unwrap();
+    success(&out, "schedlab");
     let printed = String::from_utf8_lossy(&out.stdout).into_owned();
     // Every sample line is a printed line, in order; `...` stands for lines left out.
     let mut lines = printed.lines();
@@ -196,13 +182,8 @@ fn documented_listings_and_shows_run() {
             .into_iter()
             .filter(|a| quick(a))
         {
-            let out = schedlab().args(&args).output().unwrap();
-            assert!(
-                out.status.success(),
-                "{file}: `schedlab {}` fails: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let out = schedlab_at_root().args(&args).output().unwrap();
+            success(&out, format_args!("{file}: `schedlab {}`", args.join(" ")));
             ran += 1;
         }
     }
@@ -213,7 +194,7 @@ fn documented_listings_and_shows_run() {
 /// CPU time, switches, wakeups, local wakeups, migrations, p50, p99; each (real, error).
 fn check_cells(fixture: &str, pid: &str, background: &str) -> Vec<(String, String)> {
     let trace = format!("crates/schedlab-cli/tests/fixtures/replay/{fixture}.txt.gz");
-    let out = schedlab()
+    let out = schedlab_at_root()
         .args([
             "replay",
             "check",
@@ -226,11 +207,7 @@ fn check_cells(fixture: &str, pid: &str, background: &str) -> Vec<(String, Strin
         .args(["--only", pid, "--background", background])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    success(&out, "schedlab");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let rows = [
         ("total time [ms]", " ms"),

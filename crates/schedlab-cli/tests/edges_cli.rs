@@ -3,12 +3,11 @@
 //! workload, K/M/G sizes, and the table a one-repetition comparison prints. Each bad input
 //! exits 2 with one line that names what is wrong.
 
-use assert_cmd::Command;
-use predicates::prelude::*;
+mod common;
 
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
+use common::{schedlab, tempdir};
+
+use predicates::prelude::*;
 
 /// Runs `args`, expects exit 2 and one `schedlab: error:` (or clap) line containing `needle`.
 fn refused(args: &[&str], needle: &str) {
@@ -134,7 +133,7 @@ fn a_plan_past_the_size_bound_needs_force() {
 
 #[test]
 fn unwritable_outputs_are_refused_before_the_work() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let missing = dir.path().join("no/such/folder");
     let p = |f: &str| missing.join(f).display().to_string();
     for (flag, file) in [
@@ -173,7 +172,7 @@ fn unwritable_outputs_are_refused_before_the_work() {
 
 #[test]
 fn a_json_workload_file_points_to_rtapp() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let f = dir.path().join("w.json");
     std::fs::write(&f, "{\"tasks\": {}}").unwrap();
     let spec = format!("file:{}", f.display());
@@ -224,7 +223,7 @@ fn the_version_names_the_commit() {
 
 #[test]
 fn plots_are_ratio_by_default_absolute_on_request_and_log_x_for_doubling_sweeps() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let (ratio, abs) = (dir.path().join("r.svg"), dir.path().join("a.svg"));
     let base = [
         "compare",

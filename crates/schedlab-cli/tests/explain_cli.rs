@@ -3,18 +3,12 @@
 //! documented layout) agrees with `run --json`; explain's JSON carries a budget that closes
 //! and a sentence; bad input is refused naming the problem.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{root, schedlab_at_root, success, tempdir};
+
+use std::path::Path;
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn schedlab() -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("schedlab"));
-    c.current_dir(root()).env_remove("SCHEDLAB_SYSFS_ROOT");
-    c
-}
 
 fn has_python() -> bool {
     Command::new("python3")
@@ -34,9 +28,9 @@ fn schedstat_file_reads_back_with_an_independent_reader() {
         eprintln!("skipped: no python3 to run scripts/schedstat-read.py");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let file = dir.path().join("schedstat");
-    let out = schedlab()
+    let out = schedlab_at_root()
         .args([
             "run",
             "-t",
@@ -48,11 +42,7 @@ fn schedstat_file_reads_back_with_an_independent_reader() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    success(&out, "schedlab");
     let records: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let counts = &records[0]["counters"]["explain"]["counts"];
     let read = Command::new("python3")
@@ -60,11 +50,7 @@ fn schedstat_file_reads_back_with_an_independent_reader() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
+    success(&read, "scripts/schedstat-read.py");
     let st: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
     assert_eq!(st["version"], 15);
     let cpus = st["cpus"].as_array().unwrap();
@@ -99,7 +85,7 @@ fn schedstat_file_reads_back_with_an_independent_reader() {
 
 #[test]
 fn explain_json_has_a_closing_budget_and_a_sentence() {
-    let out = schedlab()
+    let out = schedlab_at_root()
         .args([
             "explain",
             "-t",
@@ -118,11 +104,7 @@ fn explain_json_has_a_closing_budget_and_a_sentence() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    success(&out, "schedlab");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let e = &v["explain"];
     assert_eq!(e["schema"], "schedlab.explain/1");
@@ -139,7 +121,7 @@ fn explain_json_has_a_closing_budget_and_a_sentence() {
 
 #[test]
 fn explain_refuses_what_it_cannot_explain() {
-    let one = schedlab()
+    let one = schedlab_at_root()
         .args([
             "explain",
             "-w",
@@ -152,7 +134,7 @@ fn explain_refuses_what_it_cannot_explain() {
     assert_eq!(one.status.code(), Some(2));
     let err = String::from_utf8_lossy(&one.stderr);
     assert!(err.contains("two or more variants"), "{err}");
-    let sens = schedlab()
+    let sens = schedlab_at_root()
         .args([
             "compare",
             "-w",
@@ -175,8 +157,8 @@ fn host_run_schedstat_says_when_the_kernel_has_none() {
         eprintln!("skipped: this kernel has /proc/schedstat");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = schedlab()
+    let dir = tempdir();
+    let out = schedlab_at_root()
         .args(["host", "run", "hackbench:groups=1,loops=5", "--schedstat"])
         .arg(dir.path().join("ss"))
         .output()

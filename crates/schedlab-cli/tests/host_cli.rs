@@ -8,26 +8,13 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::tracefs_state;
+use common::{schedlab, success, tempdir, tracefs_state};
 use std::time::{Duration, Instant};
-
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
 
 /// Runs `schedlab host ARGS`, expecting success; returns stdout.
 fn host_ok(args: &[&str]) -> String {
     let out = schedlab().arg("host").args(args).output().unwrap();
-    let (so, se) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(
-        out.status.success(),
-        "host {args:?} failed\nstdout:\n{so}\nstderr:\n{se}"
-    );
-    so
+    success(&out, format_args!("host {args:?}"))
 }
 
 /// Runs `schedlab host ARGS`, expecting exit 2; returns stderr.
@@ -218,8 +205,7 @@ fn timeout_stops_the_run() {
 
 #[test]
 fn ctrl_c_cancels_and_cleans_up() {
-    let bin = assert_cmd::cargo::cargo_bin("schedlab");
-    let child = std::process::Command::new(bin)
+    let child = std::process::Command::new(common::bin())
         .args(["host", "run", "--timeout", "60s", "pipe:loops=100000000"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -253,7 +239,7 @@ fn ctrl_c_cancels_and_cleans_up() {
 
 #[test]
 fn calibrate_quick_writes_every_profile_key() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let path = dir.path().join("profile.toml");
     let out = host_ok(&["calibrate", "--quick", "-o", path.to_str().unwrap()]);
     assert!(out.contains("pipe round trip stacked"), "{out}");
@@ -379,7 +365,7 @@ fn tracefs_usable(stderr: &str) -> bool {
 
 #[test]
 fn capture_writes_both_files_and_restores_tracefs() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let base = dir.path().join("sleep");
     let before = tracefs_state();
     let out = schedlab()
@@ -401,7 +387,7 @@ fn capture_writes_both_files_and_restores_tracefs() {
     if !out.status.success() && !tracefs_usable(&se) {
         return;
     }
-    assert!(out.status.success(), "{so}\n{se}");
+    success(&out, "host capture");
     assert!(so.contains("captured `sleep 0.05`: exit 0"), "{so}");
     let txt = std::fs::read_to_string(dir.path().join("sleep.txt")).unwrap();
     assert!(txt.lines().any(|l| l.contains(" sched_switch: ")), "{txt}");
@@ -577,11 +563,11 @@ fn check_needs_a_workload_or_the_suite_and_quick_needs_the_suite() {
 
 #[test]
 fn calibrate_replay_refits_recorded_measurements_without_measuring() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let out_path = dir.path().join("p.toml");
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/host-epyc-2cpu/calibration.json"
+        "/../schedlab-fidelity/tests/fixtures/host-epyc-2cpu/calibration.json"
     );
     let out = host_ok(&[
         "calibrate",
@@ -608,9 +594,5 @@ fn calibrate_replay_refits_recorded_measurements_without_measuring() {
         .arg(&out_path)
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    success(&run, "schedlab");
 }

@@ -18,18 +18,14 @@
 
 mod common;
 
-use common::Guard;
+use common::{Guard, bin};
 use std::collections::BTreeSet;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const MARK: &str = "SCHEDLAB_SIGNAL_TEST_MARK";
-
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("schedlab")
-}
 
 /// The tracefs settings a run could change (buffer size included: a host run must not
 /// touch it at all), where `host capture` finds tracefs.
@@ -274,7 +270,7 @@ fn every_signal_to_host_run_leaves_no_process_no_file_and_tracefs_as_it_was() {
             println!("skipped {}: `{t}` is not installed", case.label);
             continue;
         }
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = common::tempdir();
         // PostgreSQL runs as the `postgres` user when the test is root: it must reach its
         // directory below TMPDIR.
         use std::os::unix::fs::PermissionsExt;

@@ -11,14 +11,10 @@
 
 mod common;
 
-use common::{Guard, STATE_FILE, alive, tracefs_root, tracefs_state};
+use common::{Guard, STATE_FILE, alive, bin, tracefs_root, tracefs_state};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("schedlab")
-}
 
 fn wait_for(what: &str, bound: Duration, mut ok: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -116,7 +112,7 @@ fn every_signal_leaves_no_process_and_tracefs_as_it_was() {
         return;
     }
     let _one = ONE_CAPTURE.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     let _ = std::fs::remove_file(STATE_FILE);
     for (name, sig) in [
         ("SIGINT", libc::SIGINT),
@@ -185,7 +181,7 @@ fn a_failing_test_leaves_no_capture_running() {
         return;
     }
     let _one = ONE_CAPTURE.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     let before = tracefs_state();
     let Some(g) = start_capture(&dir.path().join("guarded")) else {
         return;

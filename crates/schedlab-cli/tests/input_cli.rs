@@ -3,12 +3,11 @@
 //! input is odd but usable (a trace cut mid-line warns, a tiny significant difference is
 //! below the minimum effect).
 
-use assert_cmd::Command;
-use std::io::Write;
+mod common;
 
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
+use common::{schedlab, success, tempdir};
+
+use std::io::Write;
 
 /// Runs `args`, expects exit 2 and `needle` in stderr, no panic and nothing on stdout;
 /// returns stderr.
@@ -101,7 +100,7 @@ fn capture_buffer_sizes_out_of_range_name_the_option_once() {
 
 #[test]
 fn capture_refuses_an_unwritable_output_before_running_the_command() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let marker = dir.path().join("ran");
     let err = refused(
         &[
@@ -124,7 +123,7 @@ fn capture_refuses_an_unwritable_output_before_running_the_command() {
 
 #[test]
 fn a_plot_is_an_svg_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let png = dir.path().join("out.png");
     let err = refused(
         &["compare", "-w", QUICK, "--plot", png.to_str().unwrap()],
@@ -208,7 +207,7 @@ fn until_ci_progress_counts_against_the_cap() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    success(&out, "schedlab");
     for l in err.lines().filter(|l| l.starts_with("compare: ")) {
         let w: Vec<&str> = l.split_whitespace().collect();
         let (n, m): (u64, u64) = (w[1].parse().unwrap(), w[3].parse().unwrap());
@@ -226,11 +225,7 @@ fn min_effect_decides_what_a_verdict_calls_a_difference() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        success(&out, "schedlab");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     // NO_WAKE_AFFINE costs about 37 % here (the README's table): past the default 2 %...
@@ -263,7 +258,7 @@ fn fixture_text(lines: usize) -> String {
 
 #[test]
 fn a_trace_without_sched_switch_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let p = dir.path().join("wakeups.txt");
     let text: String = fixture_text(400)
         .lines()
@@ -288,7 +283,7 @@ fn a_trace_without_sched_switch_is_refused() {
 
 #[test]
 fn a_text_trace_cut_mid_line_warns() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let p = dir.path().join("cut.txt");
     let text = fixture_text(400);
     // Cut inside the last switch's `next_prio=120`: what is left still parses, as prio 12.
@@ -302,6 +297,6 @@ fn a_text_trace_cut_mid_line_warns() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    success(&out, "schedlab");
     assert!(err.contains("cut-off line"), "{err}");
 }

@@ -5,24 +5,22 @@
 //! `JOB_COMPLETION_INDEX` with the manifest's `SCHEDLAB_SHARD_COUNT`, checks that a pod
 //! without the count fails naming it, and that the merged shards equal the straight run.
 
-use std::path::Path;
+mod common;
+
+use common::{bin, root, success};
 use std::process::Command;
 
 #[test]
 fn indexed_job_pods_merge_to_the_straight_run() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = Command::new("bash")
-        .arg(root.join("scripts/k8s-indexed-check.sh"))
-        .arg(assert_cmd::cargo::cargo_bin("schedlab"))
+        .arg(root().join("scripts/k8s-indexed-check.sh"))
+        .arg(bin())
         .output()
         .unwrap();
-    let (so, se) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{so}{se}");
+    let so = success(&out, "scripts/k8s-indexed-check.sh");
     assert!(
         so.contains("k8s-indexed-check: 3 indexed pods merged equal the straight run"),
-        "{so}{se}"
+        "{so}{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -1,11 +1,10 @@
 //! CLI tests of `schedlab profile` and of partial profile files laid over the preset's.
 
-use assert_cmd::Command;
-use predicates::prelude::*;
+mod common;
 
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
+use common::{schedlab, tempdir};
+
+use predicates::prelude::*;
 
 #[test]
 fn profile_show_prints_a_complete_annotated_profile() {
@@ -33,7 +32,7 @@ fn profile_show_prints_a_complete_annotated_profile() {
 
 #[test]
 fn a_partial_profile_changes_only_what_it_sets() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let run = |profile: Option<&std::path::Path>| {
         let mut c = schedlab();
         c.args([

@@ -2,7 +2,10 @@
 //! run a derived file through `compare` on a bigger machine (the what-if), and check a
 //! replay against its trace.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{schedlab, success, tempdir};
+
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> String {
@@ -18,10 +21,6 @@ fn fixture(name: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
-
 fn derive(trace: &str, only: &str, out: &std::path::Path) -> String {
     let o = schedlab()
         .args(["replay", "derive", &fixture(trace), "--only", only, "-o"])
@@ -29,13 +28,13 @@ fn derive(trace: &str, only: &str, out: &std::path::Path) -> String {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{stderr}");
+    success(&o, "schedlab");
     stderr
 }
 
 #[test]
 fn a_derived_hackbench_runs_under_two_policies_on_a_bigger_machine() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let wl = dir.path().join("hackbench.toml");
     let note = derive("hackbench.txt.gz", "22118", &wl);
     // 2 groups x (20 senders + 20 receivers) + the parent.
@@ -62,18 +61,14 @@ fn a_derived_hackbench_runs_under_two_policies_on_a_bigger_machine() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    success(&o, "schedlab");
     assert!(out.contains("NO_WAKE_AFFINE"), "{out}");
     assert!(out.contains("elapsed_s"), "{out}");
 }
 
 #[test]
 fn each_fixture_derives_and_a_pipe_replay_checks_against_its_trace() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     for (trace, only) in [("pipe.txt.gz", "22007"), ("tbench.txt.gz", "22203")] {
         let wl = dir.path().join("w.toml");
         derive(trace, only, &wl);
@@ -97,11 +92,7 @@ fn each_fixture_derives_and_a_pipe_replay_checks_against_its_trace() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    success(&o, "schedlab");
     for row in [
         "total time [ms]",
         "CPU time, all tasks [ms]",
@@ -121,7 +112,7 @@ fn each_fixture_derives_and_a_pipe_replay_checks_against_its_trace() {
 
 #[test]
 fn perf_script_of_perf_sched_record_derives_too() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let wl = dir.path().join("w.toml");
     let note = derive("perf-pipe.txt.gz", "sched-pipe", &wl);
     // perf bench sched pipe: the two processes, one wakeup per message.
@@ -132,7 +123,7 @@ fn perf_script_of_perf_sched_record_derives_too() {
 
 #[test]
 fn bad_input_is_refused_with_a_reason() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let o = schedlab()
         .args([
             "replay",
@@ -174,7 +165,7 @@ fn bad_input_is_refused_with_a_reason() {
 /// and the replay splits the pair as the real kernel did.
 #[test]
 fn a_pipe_pair_traced_without_its_switch_ins_derives_both_directions() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let wl = dir.path().join("w.toml");
     let stderr = derive("pipe-quiet.txt.gz", "567", &wl);
     assert!(
@@ -217,7 +208,7 @@ fn a_pipe_pair_traced_without_its_switch_ins_derives_both_directions() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{out}");
+    success(&o, "schedlab");
     // Split like the real run: almost no wakeup is local.
     let local = out
         .lines()
@@ -244,7 +235,7 @@ fn body(toml: &str, drop: &str) -> String {
 fn a_compact_sched_perfetto_trace_derives_the_same_workload_as_its_text() {
     // perf-pipe.pftrace is perf-pipe.txt.gz in `traced`'s compact sched encoding (see the
     // fixtures' README): the same events, the prev task of each switch left implicit.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let (pf, txt) = (dir.path().join("pf.toml"), dir.path().join("txt.toml"));
     let note = derive("perf-pipe.pftrace", "sched-pipe", &pf);
     derive("perf-pipe.txt.gz", "sched-pipe", &txt);
@@ -271,7 +262,7 @@ fn a_compact_sched_perfetto_trace_derives_the_same_workload_as_its_text() {
 
 #[test]
 fn perfetto_lost_events_and_a_cut_off_file_are_warned_about_as_for_text() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let fixture = std::fs::read(fixture("perf-pipe.pftrace")).unwrap();
     // An end-of-trace FtraceStats packet after the fixture's own: CPU 0 overran by 7.
     // Trace.packet { ftrace_stats (34) { phase END (2), cpu_stats { cpu 0, overrun 7 } } }
@@ -294,6 +285,7 @@ fn perfetto_lost_events_and_a_cut_off_file_are_warned_about_as_for_text() {
             .output()
             .unwrap();
         let e = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success() && e.contains(warning), "{e}");
+        success(&o, "replay derive");
+        assert!(e.contains(warning), "{e}");
     }
 }

@@ -2,12 +2,11 @@
 //! new eras on a NUMA preset, outputs are written where asked, bad input exits 2 with a
 //! message.
 
-use assert_cmd::Command;
-use predicates::prelude::*;
+mod common;
 
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
+use common::{schedlab, success, tempdir};
+
+use predicates::prelude::*;
 
 fn repo(p: &str) -> String {
     format!("{}/../../{p}", env!("CARGO_MANIFEST_DIR"))
@@ -45,7 +44,7 @@ fn every_workload_runs_under_old_and_new_eras() {
 
 #[test]
 fn compare_writes_json_csv_plot_and_report() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let svg = dir.path().join("p.svg");
     let html = dir.path().join("r.html");
     let out = schedlab()
@@ -131,7 +130,7 @@ fn compare_writes_json_csv_plot_and_report() {
 
 #[test]
 fn run_writes_traces_in_both_formats() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     for name in ["t.pftrace", "t.txt"] {
         let p = dir.path().join(name);
         schedlab()
@@ -169,7 +168,7 @@ fn loaded_loopback_runs_show_ksoftirqd_in_counters_and_trace() {
     // 40 tbench pairs on 40 CPUs (linux-6.6): a tick during a loopback softirq whose reader
     // wakeup preempts the sender leaves the rest to ksoftirqd (the load at which the kernel
     // hands loopback receive work to ksoftirqd, so the counters and the trace must show it).
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let p = dir.path().join("t.txt");
     let out = schedlab()
         .args([
@@ -294,7 +293,7 @@ fn bench_prints_rates_next_to_their_targets() {
 fn a_closed_stdout_ends_the_run_quietly() {
     use std::io::{BufRead, BufReader};
     use std::os::unix::process::ExitStatusExt;
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+    let mut child = std::process::Command::new(common::bin())
         .args(["bench", "--only", "pipe-pair"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -338,21 +337,13 @@ fn run_and_compare_read_host_from_sysfs_root_and_its_env() {
         ])
         .output()
         .unwrap();
-    assert!(
-        by_flag.status.success(),
-        "{}",
-        String::from_utf8_lossy(&by_flag.stderr)
-    );
+    success(&by_flag, "schedlab");
     let by_env = schedlab()
         .env("SCHEDLAB_SYSFS_ROOT", &root)
         .args(["run", "-t", "host", "-w", "pipe:loops=50", "--json"])
         .output()
         .unwrap();
-    assert!(
-        by_env.status.success(),
-        "{}",
-        String::from_utf8_lossy(&by_env.stderr)
-    );
+    success(&by_env, "schedlab");
     // The same 16-CPU machine either way (the host here has fewer CPUs or another shape;
     // the topology shown is the tree's).
     assert_eq!(json(&by_flag.stdout), json(&by_env.stdout));

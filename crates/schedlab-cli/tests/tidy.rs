@@ -2,7 +2,7 @@
 //! docs, ARCHITECTURE.md and the CLI's `--help` name exists; nothing refers to material outside
 //! the repository; the declared `rust-version` is at least what the locked dependencies need.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -737,5 +737,365 @@ fn function_lengths_follow_the_closing_brace() {
             (9, "b".to_string(), 2),
             (3, "d".to_string(), 13),
         ]
+    );
+}
+
+/// One use of another file: the file it names, and where and how (`line: path`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct FileEdge {
+    to: String,
+    at: String,
+}
+
+/// The module path of a source file below `src/`: `lib.rs`/`main.rs` are the crate root,
+/// `a.rs` and `a/mod.rs` are module `a`, `a/b.rs` is `a::b`.
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap_or_default();
+    let stem = last.trim_end_matches(".rs").to_string();
+    if !(stem == "mod" || (parts.is_empty() && (stem == "lib" || stem == "main"))) {
+        parts.push(stem);
+    }
+    parts
+}
+
+/// The paths a piece of Rust code names from `at`: each `crate::`, `super::`, `self::` path
+/// and each path that starts with a name in `children`, with `{a, b::c}` groups expanded, as
+/// segment lists (the leading keyword kept, a trailing `self` or `*` dropped).
+fn paths_in(code: &str, children: &BTreeSet<String>) -> Vec<Vec<String>> {
+    let chars: Vec<char> = code.chars().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_path = ident(chars[i])
+            && (i == 0 || !(ident(chars[i - 1]) || chars[i - 1] == '$' || chars[i - 1] == '.'))
+            && !(i >= 2 && chars[i - 1] == ':' && chars[i - 2] == ':');
+        if !starts_path {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < chars.len() && ident(chars[j]) {
+            j += 1;
+        }
+        let word: String = chars[i..j].iter().collect();
+        let followed = chars.get(j) == Some(&':') && chars.get(j + 1) == Some(&':');
+        if followed
+            && (["crate", "super", "self"].contains(&word.as_str()) || children.contains(&word))
+        {
+            let mut prefixes = Vec::new();
+            let end = parse_path(&chars, i, Vec::new(), &mut prefixes);
+            out.extend(prefixes);
+            i = end.max(j);
+        } else {
+            i = j;
+        }
+    }
+    out
+}
+
+/// Parses the path at `chars[i..]` after `prefix` (segments, `::`, `{` groups) into `out`;
+/// returns where it ends.
+fn parse_path(
+    chars: &[char],
+    mut i: usize,
+    mut prefix: Vec<String>,
+    out: &mut Vec<Vec<String>>,
+) -> usize {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let skip_ws = |mut i: usize| {
+        while i < chars.len() && chars[i].is_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    loop {
+        i = skip_ws(i);
+        if chars.get(i) == Some(&'{') {
+            i += 1;
+            loop {
+                i = skip_ws(i);
+                match chars.get(i) {
+                    None => return i,
+                    Some('}') => return i + 1,
+                    Some(',') => i += 1,
+                    Some(_) => {
+                        let before = i;
+                        i = parse_path(chars, i, prefix.clone(), out);
+                        if i == before {
+                            i += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let start = i;
+        while i < chars.len() && (ident(chars[i]) || chars[i] == '*') {
+            i += 1;
+        }
+        let seg: String = chars[start..i].iter().collect();
+        if !(seg.is_empty() || seg == "*" || (seg == "self" && !prefix.is_empty())) {
+            prefix.push(seg);
+        }
+        if chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':') {
+            i += 2;
+            continue;
+        }
+        if !prefix.is_empty() {
+            out.push(prefix);
+        }
+        return i;
+    }
+}
+
+/// The file-level import graph of the crate at `crate_dir`: for every `.rs` file below its
+/// `src/` (relative path with `/`), the files it uses. See
+/// [`no_import_cycle_between_the_files_of_a_crate`] for the rule.
+fn import_graph(crate_dir: &Path) -> BTreeMap<String, BTreeSet<FileEdge>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir)
+            .expect("readable source folder")
+            .flatten()
+        {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = crate_dir.join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    files.sort();
+    let rel = |p: &Path| {
+        p.strip_prefix(&src)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let modules: BTreeMap<Vec<String>, String> = files
+        .iter()
+        .map(|f| (module_of(f.strip_prefix(&src).unwrap_or(f)), rel(f)))
+        .collect();
+    let mut graph = BTreeMap::new();
+    for f in &files {
+        let me = rel(f);
+        let file_module = module_of(f.strip_prefix(&src).unwrap_or(f));
+        let children: BTreeSet<String> = modules
+            .keys()
+            .filter(|m| m.len() == file_module.len() + 1 && m.starts_with(&file_module))
+            .map(|m| m[m.len() - 1].clone())
+            .collect();
+        let text = std::fs::read_to_string(f).expect("UTF-8 source");
+        let lines: Vec<&str> = text.lines().collect();
+        let mut edges = BTreeSet::new();
+        // Inline modules (`mod tests {`), as (name, indentation of its closing brace).
+        let mut inline: Vec<(String, String)> = Vec::new();
+        for (n, line) in lines.iter().enumerate() {
+            let code = line.trim_start();
+            let indent = &line[..line.len() - code.len()];
+            if inline
+                .last()
+                .is_some_and(|(_, ind)| *line == format!("{ind}}}"))
+            {
+                inline.pop();
+                continue;
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            let decl = code
+                .strip_prefix("pub(crate) ")
+                .or_else(|| code.strip_prefix("pub "))
+                .unwrap_or(code);
+            if let Some(name) = decl.strip_prefix("mod ").and_then(|r| r.strip_suffix(" {")) {
+                inline.push((name.to_string(), indent.to_string()));
+                continue;
+            }
+            let here: Vec<String> = file_module
+                .iter()
+                .cloned()
+                .chain(inline.iter().map(|(m, _)| m.clone()))
+                .collect();
+            // Bare child names count only at the file's own level.
+            let kids = if inline.is_empty() {
+                children.clone()
+            } else {
+                BTreeSet::new()
+            };
+            for path in paths_in(code, &kids) {
+                let mut abs = here.clone();
+                let mut segs = path.iter().peekable();
+                match segs.peek().map(|s| s.as_str()) {
+                    Some("crate") => {
+                        abs.clear();
+                        segs.next();
+                    }
+                    Some("self") => {
+                        segs.next();
+                    }
+                    Some("super") => {
+                        while segs.peek().is_some_and(|s| *s == "super") {
+                            abs.pop();
+                            segs.next();
+                        }
+                    }
+                    _ => {}
+                }
+                abs.extend(segs.cloned());
+                let target = (0..=abs.len())
+                    .rev()
+                    .find_map(|k| modules.get(&abs[..k]))
+                    .expect("the crate root is a file");
+                if *target != me {
+                    edges.insert(FileEdge {
+                        to: target.clone(),
+                        at: format!("{}: {}", n + 1, path.join("::")),
+                    });
+                }
+            }
+        }
+        graph.insert(me, edges);
+    }
+    graph
+}
+
+/// The cycles of a file graph: for every set of files that reach each other, one cycle
+/// through them, as `a.rs -> b.rs (line: path) -> ... -> a.rs` text.
+fn import_cycles(graph: &BTreeMap<String, BTreeSet<FileEdge>>) -> Vec<String> {
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(f) = todo.pop() {
+            for e in graph.get(&f).into_iter().flatten() {
+                if seen.insert(e.to.clone()) {
+                    todo.push(e.to.clone());
+                }
+            }
+        }
+        seen
+    };
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for start in graph.keys() {
+        if done.contains(start) || !reach(start).contains(start) {
+            continue;
+        }
+        // The shortest way back to `start` (breadth first), with the edges taken.
+        let mut prev: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([start.clone()]);
+        'search: while let Some(f) = queue.pop_front() {
+            for e in graph.get(&f).into_iter().flatten() {
+                if !prev.contains_key(&e.to) {
+                    prev.insert(e.to.clone(), (f.clone(), e.at.clone()));
+                    if e.to == *start {
+                        break 'search;
+                    }
+                    queue.push_back(e.to.clone());
+                }
+            }
+        }
+        let mut hops = Vec::new();
+        let mut at = start.clone();
+        loop {
+            let (from, how) = prev[&at].clone();
+            hops.push(format!("{at} ({from}:{how})"));
+            done.insert(at.clone());
+            at = from;
+            if at == *start {
+                break;
+            }
+        }
+        hops.reverse();
+        out.push(format!("{start} -> {}", hops.join(" -> ")));
+        // Every file that reaches and is reached by `start` is in this cycle's set.
+        let r = reach(start);
+        for f in graph.keys() {
+            if r.contains(f) && reach(f).contains(start) {
+                done.insert(f.clone());
+            }
+        }
+    }
+    out
+}
+
+/// No import cycle between the files of the CLI, the experiment crate and the fidelity
+/// library: each file can be read knowing only the files below it.
+///
+/// The rule ([`import_graph`]): the nodes are the `.rs` files below `src/`; `lib.rs` or
+/// `main.rs` is the crate root, `a.rs` and `a/mod.rs` are module `a`, `a/b.rs` is `a::b`. A
+/// file uses another when its code (comment lines left out) names a path that starts with
+/// `crate::`, `super::`, `self::` or the name of one of its own child modules (`{..}` groups
+/// expanded; `super` inside an inline `mod tests {` is the file itself), and that path's
+/// longest module prefix that is a file is the other file. Declaring `mod child;` is no
+/// use; `pub use child::Item` is. So a parent that re-exports its children is fine, while a
+/// child that takes an item from its parent while the parent names the child is a cycle.
+#[test]
+fn no_import_cycle_between_the_files_of_a_crate() {
+    let mut found = Vec::new();
+    for c in ["schedlab-cli", "schedlab-experiment", "schedlab-fidelity"] {
+        let graph = import_graph(&root().join("crates").join(c));
+        assert!(graph.len() > 3, "{c}: no source files found");
+        for cycle in import_cycles(&graph) {
+            found.push(format!("{c}: {cycle}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "import cycles between files (each hop: file (from-file:line: path named)):\n  {}",
+        found.join("\n  ")
+    );
+}
+
+/// The cycle finder itself: a child using its parent's item while the parent names the
+/// child is a cycle; a re-exporting parent, a test module's `super::*` and a sibling used
+/// through `super::sibling::` are not.
+#[test]
+fn the_import_cycle_finder_finds_a_hand_made_cycle() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join("src").join(rel);
+        std::fs::create_dir_all(p.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write("lib.rs", "pub mod a;\npub mod b;\npub use a::A;\n");
+    write(
+        "a.rs",
+        "mod inner;\npub use inner::Inner;\npub struct A;\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+    );
+    write(
+        "a/inner.rs",
+        "use super::super::b::B;\npub struct Inner(B);\n",
+    );
+    write(
+        "b.rs",
+        "// crate::a::A in a comment is no use.\npub struct B;\n",
+    );
+    let graph = import_graph(dir.path());
+    let uses = |f: &str| -> Vec<&str> { graph[f].iter().map(|e| e.to.as_str()).collect() };
+    assert_eq!(uses("lib.rs"), ["a.rs"]);
+    assert_eq!(uses("a.rs"), ["a/inner.rs"]);
+    assert_eq!(uses("a/inner.rs"), ["b.rs"]);
+    assert!(uses("b.rs").is_empty());
+    assert!(
+        import_cycles(&graph).is_empty(),
+        "{:?}",
+        import_cycles(&graph)
+    );
+    // b now takes `Inner` back through a grouped import: a.rs -> a/inner.rs -> b.rs -> a.rs.
+    write("b.rs", "use crate::{a::{Inner, A}};\npub struct B;\n");
+    let cycles = import_cycles(&import_graph(dir.path()));
+    assert_eq!(
+        cycles,
+        [
+            "a.rs -> a/inner.rs (a.rs:2: inner::Inner) -> b.rs (a/inner.rs:1: super::super::b::B) \
+          -> a.rs (b.rs:1: crate::a::A)"
+        ],
     );
 }

@@ -2,10 +2,13 @@
 //! output and the `westmere-2s20c` preset describe the same machine, `host` agrees with
 //! `lscpu -p`, and every kind of bad input gets a clear error (exit code 2, no panic).
 
+mod common;
+
+use common::{schedlab, success, tempdir};
+
 use std::path::PathBuf;
 use std::process::Command;
 
-use assert_cmd::prelude::*;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -23,23 +26,13 @@ node 0 1
 1: 20 10
 ";
 
-fn schedlab() -> Command {
-    let mut c = Command::cargo_bin("schedlab").expect("the schedlab binary is built");
-    c.env_remove("SCHEDLAB_SYSFS_ROOT");
-    c
-}
-
 fn topo_fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../schedlab-topo/tests/fixtures")
 }
 
 fn json_of(args: &[&str]) -> Value {
     let out = schedlab().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    success(&out, format_args!("{args:?}"));
     serde_json::from_slice(&out.stdout).expect("--json prints one JSON object")
 }
 
@@ -52,7 +45,7 @@ fn without_name_source(mut v: Value) -> Value {
 
 /// A file in a fresh temporary directory.
 fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let p = dir.path().join(name);
     std::fs::write(&p, text).unwrap();
     let s = p.to_str().unwrap().to_string();
@@ -73,7 +66,7 @@ fn fails_with(args: &[&str], needles: &[&str]) {
 #[test]
 fn list_shows_every_preset_with_source() {
     let out = schedlab().args(["topo", "list"]).output().unwrap();
-    assert!(out.status.success());
+    success(&out, "schedlab");
     let text = String::from_utf8(out.stdout).unwrap();
     for name in [
         "desktop-4c8t",
@@ -251,7 +244,7 @@ fn sysfs_trees_by_option_and_env() {
         .env("SCHEDLAB_SYSFS_ROOT", root)
         .output()
         .unwrap();
-    assert!(out.status.success());
+    success(&out, "schedlab");
     let w: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(w, v);
     let v = json_of(&[

@@ -2,12 +2,11 @@
 //! whether every check passed (1 when one failed, 0 with --no-fail, 2 on bad input), the last
 //! line is a summary a script can read, and the record is spliced into a markdown file.
 
-use assert_cmd::Command;
-use predicates::prelude::*;
+mod common;
 
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
+use common::{schedlab, tempdir};
+
+use predicates::prelude::*;
 
 /// A small case: a pipe pair on the desktop preset, linux-6.6 against itself (no difference,
 /// so the `same` check passes) and a check that demands a difference (so it fails).
@@ -53,7 +52,7 @@ fn case_file(dir: &tempfile::TempDir, text: &str) -> String {
 
 #[test]
 fn a_case_file_runs_and_a_failing_check_fails_the_command() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let f = case_file(&dir, CASE);
     let out = schedlab().args(["validate", &f]).assert().code(1);
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -73,7 +72,7 @@ fn a_case_file_runs_and_a_failing_check_fails_the_command() {
 
 #[test]
 fn no_fail_reports_without_failing_and_quick_says_what_it_reduced() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let f = case_file(&dir, CASE);
     schedlab()
         .args(["validate", &f, "--quick", "--no-fail"])
@@ -90,7 +89,7 @@ fn no_fail_reports_without_failing_and_quick_says_what_it_reduced() {
 
 #[test]
 fn json_carries_the_summary() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let f = case_file(&dir, CASE);
     let out = schedlab()
         .args(["validate", &f, "--json", "--no-fail"])
@@ -107,7 +106,7 @@ fn json_carries_the_summary() {
 
 #[test]
 fn the_record_is_spliced_between_the_markers() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let f = case_file(&dir, CASE);
     let doc = dir.path().join("record.md");
     let begin = "<!-- BEGIN schedlab validate --markdown: generated, do not edit -->";
@@ -139,7 +138,7 @@ fn the_record_is_spliced_between_the_markers() {
 
 #[test]
 fn bad_case_files_are_clear_errors_before_any_run() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     for (text, needle) in [
         (
             CASE.replace(

@@ -8,8 +8,7 @@
 //!   workload or metric set not the plan's, no metrics) are refused by `check_runs`, by
 //!   `--resume` and `merge` alike, naming the file and line's run.
 
-use crate::ExperimentError;
-use crate::PLAN_SCHEMA;
+use crate::error::ExperimentError;
 use crate::plan::{Experiment, Plan};
 use crate::runner::{RunRecord, point_workload, read_jsonl};
 use serde::{Deserialize, Serialize};
@@ -17,6 +16,9 @@ use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Schema tag of the header line of a JSON-lines results file.
+pub const PLAN_SCHEMA: &str = "schedlab.plan/1";
 
 /// The first line of an `--out` file: the experiment its runs belong to.
 #[derive(Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 //! The plan's order is fixed — point-major, then repetition, then variant — so a run's index
 //! identifies it across processes: shards, resumed sweeps and merges all agree on it.
 
-use crate::ExperimentError;
+use crate::error::ExperimentError;
 use schedlab_engine::rng::derive_seed;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! number of threads. Finished runs can be appended to a JSON-lines file as they finish
 //! (`--out`), skipped when already there (`--resume`), and split over machines (`--shard`).
 
-use crate::ExperimentError;
+use crate::error::ExperimentError;
 use crate::plan::{Plan, RunKey};
 use crate::simulate::SimRecipe;
 use schedlab_engine::{EndReason, MachineProfile, SimOptions};
@@ -108,7 +108,7 @@ pub struct RunCounters {
     pub contention_ns: [u64; 4],
     /// The time budget's parts and every decision counter (what `explain` reads).
     #[serde(default)]
-    pub explain: crate::explain::ExplainCounters,
+    pub explain: crate::explain::counters::ExplainCounters,
 }
 
 impl RunCounters {
@@ -162,7 +162,7 @@ impl RunCounters {
             wakeups_by_ksoftirqd: c.wakeups_by_ksoftirqd,
             overlap_ns: c.overlap_ns,
             contention_ns: c.contention_ns,
-            explain: crate::explain::ExplainCounters::from_engine(c),
+            explain: crate::explain::counters::ExplainCounters::from_engine(c),
         }
     }
 

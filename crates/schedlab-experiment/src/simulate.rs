@@ -3,7 +3,7 @@
 //! [`Simulation::new`] and [`Simulation::run`]. `compare`, the pinned-pair validation,
 //! `schedlab bench` and the host check all go through [`SimRecipe`].
 
-use crate::ExperimentError;
+use crate::error::ExperimentError;
 use schedlab_engine::{EndReason, MachineProfile, SimOptions, Simulation, Workload};
 use schedlab_policies::Built;
 use schedlab_topo::Topology;

@@ -1,13 +1,64 @@
-//! Helpers the host tests share: where tracefs is (the place `host capture` uses, so a test
-//! reads the settings the product changes), and a guard that ends a started process on every
-//! exit path of a test, a failed assertion included.
+//! Helpers the CLI's tests share: the `schedlab` binary as a command with a clean
+//! environment, the one success assertion (which shows what the command printed), temporary
+//! directories; and for the host tests, where tracefs is (the place `host capture` uses, so a
+//! test reads the settings the product changes) and a guard that ends a started process on
+//! every exit path of a test, a failed assertion included.
 
 // Each test binary uses only some of these.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
+
+/// The variable that points `-t host` (and calibrate) at another sysfs tree; a test sets it
+/// itself where it wants one, so a value in the caller's environment never leaks in.
+pub const SYSFS_ROOT_ENV: &str = "SCHEDLAB_SYSFS_ROOT";
+
+/// The built `schedlab` binary, for a test that spawns it (to signal it or read its pipes).
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("schedlab")
+}
+
+/// The binary as a command, run in the crate's folder, without [`SYSFS_ROOT_ENV`].
+pub fn schedlab() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(bin());
+    c.env_remove(SYSFS_ROOT_ENV);
+    c
+}
+
+/// The repository root (the docs' commands name paths relative to it).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// [`schedlab`] run from the repository root.
+pub fn schedlab_at_root() -> assert_cmd::Command {
+    let mut c = schedlab();
+    c.current_dir(root());
+    c
+}
+
+/// Asserts that the command `what` exited 0, showing its exit status, stdout and stderr when
+/// it did not; returns its stdout.
+#[track_caller]
+pub fn success(out: &Output, what: impl std::fmt::Display) -> String {
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "{what} failed ({})\nstdout:\n{so}\nstderr:\n{se}",
+        out.status
+    );
+    so.into_owned()
+}
+
+/// A new temporary directory, removed when the value drops.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary directory")
+}
 
 /// The tracefs settings a capture changes and restores as they read (`buffer_size_kb` is
 /// restored to its expanded size, which may read differently before the first use).

@@ -10,7 +10,7 @@
 //! measured parts fit: neither remainder may be negative, and the lines must add up to CPUs
 //! × elapsed as the per-CPU busy and idle clocks measured it.
 
-use super::Mean;
+use super::mean::Mean;
 use serde::{Deserialize, Serialize};
 
 /// The kernel cost classes of the busy time: key and label.

@@ -3,8 +3,8 @@
 //! wakeup preemptions drive context-switch time, wakeup migrations the refetch after
 //! them), so the list starts with what accounts for most of the change in CPU time.
 
-use super::Mean;
 use super::budget::{Budget, label_of};
+use super::mean::Mean;
 use crate::report::{Direction, Verdict};
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@
 //! budget) scaled by 0.5 and by 2, one at a time, and each verdict's direction (better,
 //! worse, no significant difference) is compared with the original's.
 
-use crate::ExperimentError;
+use crate::error::ExperimentError;
 use crate::plan::Plan;
 use crate::report::{CompareReport, Direction, build_report};
 use crate::runner::{ExecOptions, Machine, execute};
@@ -126,7 +126,7 @@ pub fn sensitivity(
     opts: &ExecOptions,
     base: &CompareReport,
 ) -> Result<Sensitivity, ExperimentError> {
-    let (machine, metric) = crate::prepare(plan)?;
+    let (machine, metric) = crate::pipeline::prepare(plan)?;
     let keys = plan.keys(0..plan.experiment.reps);
     // The reruns are not the comparison's runs: none goes to its --out file or its bar.
     let opts = ExecOptions {

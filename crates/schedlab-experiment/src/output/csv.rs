@@ -1,7 +1,7 @@
 //! CSV: one row per (point, variant), the sweep keys first, then the statistics and the
 //! verdict, for spreadsheets and scripts that do not read JSON.
 
-use super::{OutputError, OutputFormat};
+use super::format::{OutputError, OutputFormat};
 use crate::report::CompareReport;
 
 /// The CSV output (`--csv`).

@@ -5,9 +5,9 @@
 //! (inline SVG); the counters formatted by kind (counts as integers, times with units,
 //! fractions as percentages); the mmtests text table and the raw JSON behind folds.
 
+use super::format::{OutputError, OutputFormat};
 use super::plot::{PlotKind, to_svg};
 use super::table::{decimals, p_text, title};
-use super::{OutputError, OutputFormat};
 use crate::report::{CompareReport, Direction, is_percentile_metric, point_label};
 use schedlab_metrics::Better;
 

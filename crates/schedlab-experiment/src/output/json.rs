@@ -2,7 +2,7 @@
 //! docs/compare-schema.md). It has no timing fields, so identical inputs give identical
 //! bytes.
 
-use super::{OutputError, OutputFormat};
+use super::format::{OutputError, OutputFormat};
 use crate::report::CompareReport;
 
 /// The JSON output (`--json`): the document and a newline, as a file or a terminal wants it.

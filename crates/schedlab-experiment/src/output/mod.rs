@@ -5,12 +5,14 @@
 //! and one `impl`, and the CLI picks one without knowing how it is made.
 
 pub mod csv;
+mod format;
 pub mod html;
 pub mod json;
 pub mod plot;
 pub mod table;
 
 pub use csv::Csv;
+pub use format::{OutputError, OutputFormat};
 pub use html::{Html, PageMeta};
 pub use json::Json;
 pub use plot::{Plot, PlotKind};
@@ -18,19 +20,21 @@ pub use table::Table;
 
 use crate::report::CompareReport;
 
-/// Why an output could not be rendered.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum OutputError {
-    /// The plotting library could not draw the SVG (its message; it draws into memory, so
-    /// this is a plotting bug, not an I/O failure).
-    #[error("{0}")]
-    Draw(String),
-}
+/// The report in the three text formats, for callers that want a string without picking an
+/// [`OutputFormat`] (defined here so that the report module does not name its outputs).
+impl CompareReport {
+    /// The mmtests-style table ([`crate::output::Table`]).
+    pub fn to_table(&self) -> String {
+        crate::output::table::to_table(self)
+    }
 
-/// One way to write a comparison out.
-pub trait OutputFormat {
-    /// The whole output: for the text formats the bytes printed (trailing newline included),
-    /// for the SVG and the HTML page the file's contents.
-    fn render(&self, report: &CompareReport) -> Result<String, OutputError>;
+    /// One CSV row per (point, variant) ([`crate::output::Csv`]).
+    pub fn to_csv(&self) -> String {
+        crate::output::csv::to_csv(self)
+    }
+
+    /// Pretty JSON, `schedlab.compare/1` ([`crate::output::Json`]).
+    pub fn to_json(&self) -> String {
+        crate::output::json::to_json(self)
+    }
 }

@@ -11,8 +11,8 @@
 //! faint on white), each variant also has its own marker shape, and the y title says which way
 //! is better. plotters' SVG backend keeps text as `<text>`, so no fonts are embedded.
 
+use super::format::{OutputError, OutputFormat};
 use super::table::title;
-use super::{OutputError, OutputFormat};
 use crate::report::CompareReport;
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;

@@ -8,7 +8,7 @@
 //! (`Amean`). More variants than fit in [`MAX_WIDTH`] columns wrap into further blocks, each
 //! repeating the baseline column.
 
-use super::{OutputError, OutputFormat};
+use super::format::{OutputError, OutputFormat};
 use crate::report::{CompareReport, Direction, PointStats, gain_pct, is_percentile_metric};
 use crate::report::{VariantStats, point_label};
 use schedlab_metrics::Better;

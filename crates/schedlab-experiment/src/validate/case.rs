@@ -6,7 +6,7 @@
 //! compiled into the binary, so `schedlab validate` works from any directory; a user's own case
 //! is a file of the same format (`schedlab validate my-case.toml`).
 
-use crate::ExperimentError;
+use crate::error::ExperimentError;
 use crate::plan::{Experiment, sweep_axes};
 use serde::Deserialize;
 use std::path::Path;

@@ -4,16 +4,31 @@
 //! ([`MIN_EFFECT`]), so no case carries a threshold of its own beyond what its published
 //! table states (a minimum ratio, a band).
 
-use super::Check;
 use super::case::{CheckKind, CheckSpec, Rule};
 use crate::plan::value_string;
 use crate::report::{CompareReport, PointStats, VariantStats};
+use serde::Serialize;
 
-/// Smallest effect that counts as a difference. The simulator has no hardware noise, so with
-/// common random numbers a 0.1 % systematic difference can be "significant"; published "no
-/// difference" verdicts came from machines whose run-to-run spread was a few percent. One
-/// global margin, the same for every case, says what is too small to matter.
-pub const MIN_EFFECT: f64 = 0.02;
+pub use crate::report::MIN_EFFECT;
+
+/// One check's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    /// What is checked.
+    pub name: String,
+    /// Whether it passed.
+    pub pass: bool,
+    /// The published value (usually a ratio between variants; NaN when the case gives none).
+    pub published: f64,
+    /// The simulated value.
+    pub simulated: f64,
+    /// 95 % CI of the simulated value (NaN when not a ratio).
+    pub ci_low: f64,
+    /// Upper end.
+    pub ci_high: f64,
+    /// Words: the rule and why it passed or failed.
+    pub detail: String,
+}
 
 /// What a run produced.
 pub enum RunOutput {

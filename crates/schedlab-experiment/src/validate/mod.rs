@@ -12,34 +12,15 @@ pub mod case;
 pub mod checks;
 mod pinned;
 
-use crate::ExperimentError;
+use crate::error::ExperimentError;
 use crate::plan::Plan;
 use crate::runner::ExecOptions;
 use case::{CaseFile, RunKind};
 use checks::{RunOutput, evaluate};
 use serde::Serialize;
 
-pub use checks::MIN_EFFECT;
+pub use checks::{Check, MIN_EFFECT};
 pub use pinned::pinned_pair;
-
-/// One check's outcome.
-#[derive(Clone, Debug, Serialize)]
-pub struct Check {
-    /// What is checked.
-    pub name: String,
-    /// Whether it passed.
-    pub pass: bool,
-    /// The published value (usually a ratio between variants; NaN when the case gives none).
-    pub published: f64,
-    /// The simulated value.
-    pub simulated: f64,
-    /// 95 % CI of the simulated value (NaN when not a ratio).
-    pub ci_low: f64,
-    /// Upper end.
-    pub ci_high: f64,
-    /// Words: the rule and why it passed or failed.
-    pub detail: String,
-}
 
 /// One case's outcome.
 #[derive(Clone, Debug, Serialize)]
@@ -167,7 +148,7 @@ pub fn run_case(
                     bar: bar.cloned(),
                     ..Default::default()
                 };
-                let report = crate::compare(&plan, &opts)?.report;
+                let report = crate::pipeline::compare(&plan, &opts)?.report;
                 tables += &report.to_table();
                 RunOutput::Compare { report, sweep }
             }

@@ -2,7 +2,7 @@
 //! (stacked), or to CPU 0 and the first CPU of another LLC (split). Not a comparison of
 //! policies, so it has its own runner: the two placements under one variant.
 
-use crate::ExperimentError;
+use crate::error::ExperimentError;
 use crate::simulate::SimRecipe;
 use schedlab_engine::bench::pingpong_pairs;
 use schedlab_engine::{EndReason, MachineProfile, SimOptions};

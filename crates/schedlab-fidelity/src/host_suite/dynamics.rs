@@ -8,7 +8,8 @@
 //! median), it is within when the simulated value lies inside the real runs' range. A cell
 //! with no value on a side (no messages known, no samples) is not counted.
 
-use super::Row;
+use super::rows::Row;
+use crate::stats::{median, rel_err};
 use schedlab_trace::Trace;
 use schedlab_trace::dynamics::Dynamics;
 use std::collections::BTreeSet;
@@ -126,7 +127,7 @@ pub fn within(real: &[f64], sim: f64) -> Option<bool> {
     if real.is_empty() || !sim.is_finite() {
         return None;
     }
-    let med = super::median(real);
+    let med = median(real);
     let (lo, hi) = real
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
@@ -208,7 +209,7 @@ pub fn render(rows: &[Row]) -> String {
             let med = if c.real.is_empty() {
                 f64::NAN
             } else {
-                super::median(&c.real)
+                median(&c.real)
             };
             let range = if c.real.len() > 1 {
                 let lo = c.real.iter().copied().fold(f64::INFINITY, f64::min);
@@ -217,7 +218,7 @@ pub fn render(rows: &[Row]) -> String {
             } else {
                 "-".into()
             };
-            let err = super::rel_err(med, c.sim);
+            let err = rel_err(med, c.sim);
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} |",
@@ -299,13 +300,13 @@ mod tests {
 
     #[test]
     fn cells_read_every_real_run_and_the_summary_counts_only_valued_cells() {
-        let side = |d: Vec<Dynamics>| super::super::Side {
+        let side = |d: Vec<Dynamics>| crate::host_suite::rows::Side {
             values: vec![1.0],
             stable: true,
             dynamics: d,
         };
         let row = Row {
-            bench: super::super::Bench {
+            bench: crate::host_suite::rows::Bench {
                 id: "hb".into(),
                 spec: "hackbench:groups=1,loops=10,fds=2".into(),
                 metric: "time_s",

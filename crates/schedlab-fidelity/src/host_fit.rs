@@ -1,4 +1,4 @@
-//! The second half of `schedlab host calibrate`: each calibrated value whose microbenchmark
+//! The second half of `schedlab host calibrate` (the calibration fit): each calibrated value whose microbenchmark
 //! the simulator can run is set so that the simulated microbenchmark reproduces the
 //! measurement, and every such microbenchmark is re-simulated with the final profile and its
 //! error printed.
@@ -373,7 +373,8 @@ pub struct Recorded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host_suite::{RecordedSuite, distance, median, value_of};
+    use crate::host_suite::{RecordedSuite, value_of};
+    use crate::stats::{distance, median};
 
     /// Measurements recorded on a 2-CPU AMD EPYC guest (kernel 6.18) by `schedlab host
     /// calibrate --record` and `schedlab host check --suite --quick --record`.
@@ -505,5 +506,73 @@ mod tests {
         // The exit alone cannot reach the cross-CPU round trip; the IPI send overlap does.
         assert!(fitted.wakeup.ipi_send_ns > 0, "{rows:?}");
         assert!(fitted.wakeup.ipi_send_ns <= fitted.wakeup.remote_wake_ns);
+    }
+
+    /// A fitted switch cost, a check, and an idle exit that could not match and left the
+    /// round trip to the IPI send overlap.
+    fn three_rows() -> Vec<FitRow> {
+        let target = |what: &str, key: Option<&str>, measured_us| Target {
+            what: what.into(),
+            key: key.map(str::to_string),
+            spec: format!("pipe:{what}"),
+            measured_us,
+        };
+        vec![
+            FitRow {
+                target: target("stacked", Some("cpu.ctx_switch_ns"), 4.0),
+                values: Some((1000.0, 1500.0)),
+                sim_before: 3.0,
+                sim_after: 4.1,
+                flag: None,
+                overlap: None,
+            },
+            FitRow {
+                target: target("far pair", None, 10.0),
+                values: None,
+                sim_before: 9.0,
+                sim_after: 9.5,
+                flag: None,
+                overlap: None,
+            },
+            FitRow {
+                target: target("near pair", Some("wakeup.idle_states[0].exit_ns"), 20.0),
+                values: Some((500.0, 500.0)),
+                sim_before: 25.0,
+                sim_after: 20.2,
+                flag: Some("too low".into()),
+                overlap: Some((800.0, None)),
+            },
+        ]
+    }
+
+    #[test]
+    fn notes_say_how_each_fitted_key_was_set() {
+        let n = notes(&three_rows());
+        assert_eq!(n.len(), 3, "{n:?}");
+        assert_eq!(
+            n["cpu.ctx_switch_ns"],
+            "fitted by simulation from 1000 to 1500 so that the simulated `pipe:stacked` gives the measured 4.00 us (+2.5%)"
+        );
+        assert_eq!(
+            n["wakeup.idle_states[0].exit_ns"],
+            "not fitted: too low; simulated +1.0%"
+        );
+        assert_eq!(
+            n["wakeup.ipi_send_ns"],
+            "fitted by simulation from 0 to 800 so that the simulated `pipe:near pair` gives the measured 20.00 us (+1.0%), the idle exit kept at its measured value"
+        );
+    }
+
+    #[test]
+    fn the_fit_table_has_a_line_per_microbenchmark_and_one_per_overlap() {
+        assert_eq!(
+            render(&three_rows()),
+            "\nre-simulated calibration microbenchmarks (us per round trip):\n\
+             microbenchmark                                measured    derived    fitted    error  key\n\
+             stacked                                           4.00       3.00      4.10    +2.5%  cpu.ctx_switch_ns 1000 -> 1500\n\
+             far pair                                         10.00       9.00      9.50    -5.0%  check only\n\
+             near pair                                        20.00      25.00     20.20    +1.0%  wakeup.idle_states[0].exit_ns 500 -> 500 (not fitted: too low)\n\
+             \x20 (same round trip, the IPI send overlapped)                                          wakeup.ipi_send_ns 0 -> 800\n"
+        );
     }
 }
