@@ -1039,7 +1039,12 @@ fn import_cycles(graph: &BTreeMap<String, BTreeSet<FileEdge>>) -> Vec<String> {
 #[test]
 fn no_import_cycle_between_the_files_of_a_crate() {
     let mut found = Vec::new();
-    for c in ["schedlab-cli", "schedlab-experiment", "schedlab-fidelity"] {
+    for c in [
+        "schedlab-cli",
+        "schedlab-experiment",
+        "schedlab-fidelity",
+        "schedlab-policies",
+    ] {
         let graph = import_graph(&root().join("crates").join(c));
         assert!(graph.len() > 3, "{c}: no source files found");
         for cycle in import_cycles(&graph) {
@@ -1098,4 +1103,101 @@ fn the_import_cycle_finder_finds_a_hand_made_cycle() {
           -> a.rs (b.rs:1: crate::a::A)"
         ],
     );
+}
+
+/// The policies are laid out as fair.c: a file of `crates/schedlab-policies/src` named after a
+/// kernel function holds every function named after it, whatever the era (`NAME` or
+/// `NAME_<version>`, e.g. `select_idle_sibling_5_12`), and no other file defines one. The
+/// kernel-function files are those whose stem names a function they define.
+#[test]
+fn every_policy_function_named_after_a_kernel_function_lives_in_its_file() {
+    let src = root().join("crates/schedlab-policies/src");
+    let fn_name = regex_lite_fn();
+    let mut defs: Vec<(String, String)> = Vec::new(); // (file stem, fn name)
+    for e in std::fs::read_dir(&src).expect("policies src").flatten() {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&p).expect("read");
+        for line in text.lines() {
+            if let Some(name) = fn_name(line) {
+                defs.push((stem.clone(), name));
+            }
+        }
+    }
+    // Strips an era suffix: `_4_9`, `_2_6_32`.
+    let base = |name: &str| -> String {
+        let parts: Vec<&str> = name.split('_').collect();
+        let keep = parts
+            .iter()
+            .rposition(|p| !p.chars().all(|c| c.is_ascii_digit()))
+            .map_or(0, |i| i + 1);
+        parts[..keep].join("_")
+    };
+    let kernel_files: BTreeSet<String> = defs
+        .iter()
+        .filter(|(stem, name)| base(name) == *stem)
+        .map(|(stem, _)| stem.clone())
+        .collect();
+    for f in [
+        "select_task_rq",
+        "select_task_rq_fair",
+        "wake_affine",
+        "wake_affine_idle",
+        "wake_affine_weight",
+        "wake_wide",
+        "record_wakee",
+        "select_idle_sibling",
+        "select_idle_core",
+        "select_idle_cpu",
+        "select_idle_smt",
+        "wake_idle",
+        "find_idlest_cpu",
+        "sched_best_cpu",
+    ] {
+        assert!(kernel_files.contains(f), "no {f}.rs defining {f}");
+    }
+    let misplaced: Vec<String> = defs
+        .iter()
+        .filter(|(stem, name)| kernel_files.contains(&base(name)) && base(name) != *stem)
+        .map(|(stem, name)| format!("{name} in {stem}.rs"))
+        .collect();
+    assert!(
+        misplaced.is_empty(),
+        "kernel functions outside their file: {misplaced:?}"
+    );
+}
+
+/// `fn NAME` (any visibility, generic or not) at the start of a line, or `None`: items,
+/// not methods (a trait's `select_task_rq` implemented in an `impl` block is indented).
+fn regex_lite_fn() -> impl Fn(&str) -> Option<String> {
+    |line: &str| {
+        let t = line;
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or_else(|| t.strip_prefix("pub "))
+            .unwrap_or(t);
+        let rest = t.strip_prefix("fn ")?;
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        (!name.is_empty()).then_some(name)
+    }
+}
+
+/// The checker above: a function named after a kernel file but defined elsewhere is caught,
+/// era suffixes included.
+#[test]
+fn the_kernel_function_file_rule_strips_era_suffixes() {
+    let f = regex_lite_fn();
+    assert_eq!(
+        f("pub(crate) fn select_idle_sibling_5_12<M: Machine>("),
+        Some("select_idle_sibling_5_12".into())
+    );
+    assert_eq!(f("fn helper() {"), Some("helper".into()));
+    assert_eq!(f("    fn select_task_rq(&mut self) {"), None);
+    assert_eq!(f("let x = 1;"), None);
 }

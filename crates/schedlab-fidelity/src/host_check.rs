@@ -50,7 +50,18 @@ pub fn host_variant() -> (String, String) {
 fn describe_host_variant(k: &schedlab_host::HostKernel) -> (String, String) {
     let era = closest_era(&k.release);
     let mut variant = era.clone();
-    let mut said = vec![format!("kernel {} → {era}", k.release)];
+    // A stable preset (linux-6.18.33) is its mainline release plus the backports it lists.
+    let stable = era
+        .strip_prefix("linux-")
+        .is_some_and(|v| v.split('.').count() == 3 && !v.starts_with("2."));
+    let mut said = vec![if stable {
+        format!(
+            "kernel {} → {era} (a stable series: its mainline release plus the backports `schedlab policies {era}` lists)",
+            k.release
+        )
+    } else {
+        format!("kernel {} → {era}", k.release)
+    }];
     match k.hz.value {
         Some(hz) => {
             variant.push_str(&format!(",hz={hz}"));
@@ -343,12 +354,17 @@ mod tests {
                 source: "the configured default".into(),
             },
         };
+        // This machine's kernel: 6.18 with the stable backports of 6.18.33-6.18.44.
         let (v, said) = super::describe_host_variant(&k("6.18.44-fc", Some(250), Some("none")));
-        assert_eq!(v, "linux-6.18,hz=250,PREEMPT_NONE");
+        assert_eq!(v, "linux-6.18.33,hz=250,PREEMPT_NONE");
         assert!(
-            said.contains("HZ 250") && said.contains("preemption none"),
+            said.contains("HZ 250")
+                && said.contains("preemption none")
+                && said.contains("6.18.44-fc → linux-6.18.33 (a stable series"),
             "{said}"
         );
+        let (v, _) = super::describe_host_variant(&k("6.18.20", Some(250), Some("none")));
+        assert_eq!(v, "linux-6.18,hz=250,PREEMPT_NONE");
         // Lazy preemption came in 6.13: a 6.12 era cannot take it, and says so.
         let (v, said) = super::describe_host_variant(&k("6.12.9", None, Some("lazy")));
         assert_eq!(v, "linux-6.12");
@@ -361,6 +377,9 @@ mod tests {
     #[test]
     fn era_is_the_newest_not_after_the_kernel() {
         assert_eq!(closest_era("6.18.0-1-amd64"), "linux-6.18");
+        assert_eq!(closest_era("6.18.44-fc-v1300"), "linux-6.18.33");
+        assert_eq!(closest_era("6.19.3"), "linux-6.19");
+        assert_eq!(closest_era("7.2.0"), "linux-7.1");
         assert_eq!(closest_era("6.17.2"), "linux-6.12");
         assert_eq!(closest_era("6.6.30"), "linux-6.6");
         assert_eq!(closest_era("6.5.0"), "linux-6.0");

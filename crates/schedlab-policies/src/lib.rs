@@ -160,6 +160,9 @@ pub struct SwitchInfo {
     pub scope: Scope,
     /// A tunable's unit and accepted values (`None` for the other kinds).
     pub range: Option<Range>,
+    /// A placement switch: the files of `src/` that read it (`sw!("NAME")`); empty for an
+    /// engine switch, which the engine reads from its configuration.
+    pub read_in: &'static [&'static str],
 }
 
 /// The switches valid for `preset`, with their defaults there.
@@ -178,6 +181,10 @@ pub fn switches(preset: &str) -> Result<Vec<SwitchInfo>, PolicyError> {
             provenance: d.provenance,
             scope: d.scope,
             range: d.range(),
+            read_in: match d.store() {
+                Some(switch_def::Store::Placement { read_in, .. }) => read_in,
+                _ => &[],
+            },
         })
         .collect())
 }

@@ -7,8 +7,14 @@
 //!
 //! \[M\]: the version is dated by us, not read in the kernel's history.
 
-use crate::version::{Versions, only, since, span, until, v, v26};
+use crate::version::{Versions, only, since, span, until, v, v25, v26};
 
+/// CFS (2.6.23) and EEVDF: every fair-class kernel.
+pub(crate) const ALL_CFS: Versions = since(v26(23));
+/// The 2.5.59 O(1) scheduler with its first NUMA balancer (our only O(1) kernel).
+pub(crate) const O1: Versions = only(v25(59));
+/// The September 2023 postings against tip for 6.6 (SIS_CACHE, Desnoyers' two patches).
+pub(crate) const AGAINST_6_6: Versions = only(v(6, 6));
 /// `AFFINE_WAKEUPS` gates affine wakeups until 2.6.33 removed it.
 pub(crate) const AFFINE_WAKEUPS: Versions = span(v26(23), v26(33));
 /// `record_wakee` and the first `wake_wide` (62470419e993, 3.12).

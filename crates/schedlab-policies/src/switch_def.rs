@@ -65,7 +65,6 @@ pub(crate) enum Store {
         /// The default in each era.
         default: fn(Era) -> u64,
         /// The files of `src/` that read it (a test holds the code to this list).
-        #[cfg_attr(not(test), allow(dead_code))]
         read_in: &'static [&'static str],
         /// Engine bookkeeping the patch needs, turned on with the switch (so runs without it
         /// do no extra work).

@@ -20,17 +20,9 @@
 use crate::era::Era;
 pub(crate) use crate::switch_def::{Kind, SwitchDef};
 pub use crate::switch_def::{Provenance, Scope};
-use crate::version::{Versions, only, since, v, v25, v26};
 
 mod engine;
 mod placement;
-
-/// CFS (2.6.23) and EEVDF: every fair-class kernel.
-const ALL_CFS: Versions = since(v26(23));
-/// The 2.5.59 O(1) scheduler with its first NUMA balancer (our only O(1) kernel).
-const O1: Versions = only(v25(59));
-/// The September 2023 postings against tip for 6.6 (SIS_CACHE, Desnoyers' two patches).
-const AGAINST_6_6: Versions = only(v(6, 6));
 
 /// The switch table in listing order: section after section.
 pub(crate) const SECTIONS: [&[SwitchDef]; 6] = [

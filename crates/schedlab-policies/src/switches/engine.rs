@@ -3,7 +3,7 @@
 //! the engine's own configuration field (or the 2.5.59 balancer's parameter), which the
 //! engine reads; its default is the era's configuration ([`crate::Era::config`]).
 
-use super::{ALL_CFS, O1};
+use crate::rules::{ALL_CFS, O1};
 use crate::switch_def::{Kind, Provenance, Scope, Store, SwitchDef};
 use crate::tunables::{GRANULARITY_NS, MULT, Range, TICKS, count};
 use crate::version::{Versions, since, span, v, v25, v26};

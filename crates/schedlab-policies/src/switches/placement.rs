@@ -2,8 +2,8 @@
 //! debated variants as reconstructions. Each row is the whole switch: name, versions,
 //! provenance, default per era, the files that read it (with `sw!("NAME")`), meaning.
 
-use super::{AGAINST_6_6, ALL_CFS};
 use crate::rules;
+use crate::rules::{AGAINST_6_6, ALL_CFS};
 use crate::switch_def::{Kind, Provenance, Scope, Store, SwitchDef};
 use crate::tunables::{Range, count};
 use crate::version::{Versions, only, since, span, v, v26};

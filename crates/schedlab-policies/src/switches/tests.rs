@@ -1,5 +1,5 @@
-//! Tests of the switch table: the scope column against the engine's own list, and each
-//! placement row's `read_in` against the code that reads it.
+//! Tests of the switch table: the scope column against the engine's own list, and the ids
+//! `sw!` gives (each row's `read_in` against the code: `tests/switch_rows.rs`).
 
 use super::*;
 use crate::era::REFERENCE_BASE;
@@ -37,50 +37,6 @@ fn the_reference_policies_accept_what_the_name_list_named() {
             assert_eq!(d.scope, Scope::Placement);
         }
     }
-}
-
-/// Every placement switch is read (`sw!("NAME")`) in exactly the files its row lists: the
-/// row is the one place that says where a switch acts.
-#[test]
-fn each_placement_switch_is_read_where_its_row_says() {
-    use crate::switch_def::Store;
-    use std::collections::BTreeSet;
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files: Vec<(String, String)> = Vec::new();
-    for e in std::fs::read_dir(&dir).expect("src/") {
-        let path = e.expect("entry").path();
-        if path.extension().is_some_and(|x| x == "rs") {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            // Code only: a doc comment may name a switch as an example.
-            let text = std::fs::read_to_string(&path).expect("read");
-            let code: String = text
-                .lines()
-                .filter(|l| !l.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            files.push((name, code));
-        }
-    }
-    let mut placement = 0;
-    for d in all() {
-        let Some(Store::Placement { read_in, .. }) = d.store() else {
-            continue;
-        };
-        placement += 1;
-        let needle = format!("sw!(\"{}\")", d.name);
-        let readers: BTreeSet<&str> = files
-            .iter()
-            .filter(|(_, text)| text.contains(&needle))
-            .map(|(f, _)| f.as_str())
-            .collect();
-        let listed: BTreeSet<&str> = read_in.iter().copied().collect();
-        assert_eq!(
-            readers, listed,
-            "{}: read in {readers:?}, row says {listed:?}",
-            d.name
-        );
-    }
-    assert_eq!(placement, 44, "the placement rows (features and tunables)");
 }
 
 /// The id `sw!` gives is the row's position in listing order, and reads back through the
