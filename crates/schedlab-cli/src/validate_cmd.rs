@@ -20,12 +20,13 @@ schedlab validate R1 --json\n  schedlab validate                       # every c
 schedlab validate my-lab/case.toml      # a case of your own (format: docs/validation.md)\n  \
 schedlab validate --markdown docs/validation.md   # regenerate the record\n\nCases:\n  \
 R1  wakeup buddy, Linux 3.10, 80 CPUs\n  R2  select_idle_sibling rewrite, Linux 4.6, 48 CPUs\n  \
-R3  2.5.59 NUMA balancer, NEC TX7\n  Q1-Q3  the qualitative shapes\n  \
+R3  2.5.59 NUMA balancer, NEC TX7\n  R4  B0's node-tick scan, NEC TX7\n  Q1-Q3  the qualitative shapes\n  \
+M1  6.16's sync test vs DELAY_DEQUEUE, lat_ctx, 192 CPUs\n  M2  PREEMPT_SHORT null, hackbench, 2-socket Zen3\n  \
 (the built-in cases are the files of experiments/validate/)\n\n\
 Exit status: 0 when every check passes, 1 when one fails (0 with --no-fail), 2 on bad input."
 )]
 pub struct ValidateArgs {
-    /// Cases to run: built-in names (R1 ... Q3) or case files (default: every built-in case).
+    /// Cases to run: built-in names (R1 ... R4, Q1 ... Q3, M1, M2) or case files (default: every built-in case).
     cases: Vec<String>,
     /// Reduced form: fewer points, shorter runs and fewer seeds (what CI runs); the output says
     /// what each case reduced.

@@ -54,6 +54,19 @@ const KNOWN_SILENT: &[(&str, &str)] = &[
     ),
 ];
 
+/// Switches that choose between the readings of another switch's lost text (or set what it
+/// needs): each is tried with that switch on, against that switch alone.
+const COMPANIONS: &[(&str, &str)] = &[
+    ("RAMP_NOT_IDLE", "RAMP"),
+    ("WAKEUP_BUDDY_PREV", "WAKEUP_BUDDY"),
+    ("PREFER_IDLE_CPU_WIDE", "PREFER_IDLE_CPU"),
+    // The fall-through reading needs a BALANCE_WAKE domain, which Facebook set by sysctl.
+    ("PREFER_IDLE_CPU", "SD_BALANCE_WAKE"),
+    ("SD_BALANCE_WAKE", "PREFER_IDLE_CPU"),
+    ("WAKE_WIDE_IDLE_SLOW", "WAKE_WIDE_IDLE"),
+    ("WAKE_WIDE_IDLE_SYM", "WAKE_WIDE_IDLE"),
+];
+
 /// The standard workloads at a load of `n` tasks' worth (`n` = CPUs/2, CPUs, 2×CPUs).
 fn workloads(n: usize) -> Vec<String> {
     let jobs = n.div_ceil(8).min(n).max(1);
@@ -159,6 +172,11 @@ fn every_switch_changes_a_decision_somewhere() {
         let (mut hit, mut moved) = (None, None);
         'search: for era in eras_to_try(&names) {
             let default = &eras.iter().find(|(e, _)| *e == era).expect("listed").1;
+            // A reading is tried with the switch it reads.
+            let era = match COMPANIONS.iter().find(|(n, _)| n == name) {
+                Some((_, with)) => format!("{era},{with}"),
+                None => era,
+            };
             // A feature is flipped against its default; a variant is selected.
             let flip = if default == "on" {
                 format!("{era},NO_{name}")

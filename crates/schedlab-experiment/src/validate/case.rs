@@ -26,6 +26,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../experiments/validate/r3.toml"),
     ),
     (
+        "R4",
+        include_str!("../../../../experiments/validate/r4.toml"),
+    ),
+    (
         "Q1",
         include_str!("../../../../experiments/validate/q1.toml"),
     ),
@@ -36,6 +40,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "Q3",
         include_str!("../../../../experiments/validate/q3.toml"),
+    ),
+    (
+        "M1",
+        include_str!("../../../../experiments/validate/m1.toml"),
+    ),
+    (
+        "M2",
+        include_str!("../../../../experiments/validate/m2.toml"),
     ),
 ];
 
