@@ -56,3 +56,6 @@ def policies(name: Optional[str] = None) -> str:
 
 def workloads(name: Optional[str] = None) -> str:
     """``schedlab workloads [NAME] --json`` text."""
+
+def _panic_in_worker() -> None:
+    """Test only: a panic on the worker thread, which must raise ``RuntimeError``."""

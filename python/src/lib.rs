@@ -173,10 +173,6 @@ fn runs_json(plan: &Plan, records: &[RunRecord], metric: &str) -> Result<String>
     Ok(serde_json::to_string(&rows)?)
 }
 
-/// compare(topo, workload, variants, sweep, reps, seed, file, profile, smt, llc_per_node,
-/// until_ci, max_reps, min_effect, jobs, force, explain, sensitivity)
-/// --
-///
 /// Runs `schedlab compare`; returns `(compare_json, runs_json, explain_json)`. Use
 /// `schedlab.compare`, which builds the DataFrames.
 #[pyfunction]
@@ -244,9 +240,6 @@ struct OneRun {
     trace: Option<trace_cols::Columns>,
 }
 
-/// run(topo, workload, variant, reps, seed, profile, smt, llc_per_node, trace)
-/// --
-///
 /// Runs `schedlab run`; returns a list of dicts, one per repetition (the first with the
 /// trace's columns when `trace` is true). Use `schedlab.run`.
 #[pyfunction]
@@ -323,9 +316,6 @@ fn run(
         .collect()
 }
 
-/// validate(cases, quick, jobs)
-/// --
-///
 /// Runs `schedlab validate`; returns the `--json` object. Use `schedlab.validate`.
 #[pyfunction]
 #[pyo3(signature = (cases=vec![], quick=false, jobs=None))]
@@ -365,9 +355,6 @@ fn validate(
     })
 }
 
-/// topologies()
-/// --
-///
 /// The topology presets (`schedlab topo list`) as a JSON array.
 #[pyfunction]
 fn topologies() -> PyResult<String> {
@@ -386,9 +373,6 @@ fn topologies() -> PyResult<String> {
     json(&rows)
 }
 
-/// topology(spec, smt, llc_per_node)
-/// --
-///
 /// One machine (`schedlab topo show SPEC --json`, era 5.10) as JSON.
 #[pyfunction]
 #[pyo3(signature = (spec, smt=None, llc_per_node=None))]
@@ -411,9 +395,6 @@ fn topology(spec: &str, smt: Option<usize>, llc_per_node: Option<usize>) -> PyRe
     json(&v)
 }
 
-/// policies(name)
-/// --
-///
 /// Without a name the presets (`schedlab policies`); with one, its switches
 /// (`schedlab policies NAME`), as JSON.
 #[pyfunction]
@@ -461,9 +442,6 @@ fn policies(name: Option<&str>) -> PyResult<String> {
     }
 }
 
-/// workloads(name)
-/// --
-///
 /// The workload models and their parameters (`schedlab workloads [NAME] --json`) as JSON.
 #[pyfunction]
 #[pyo3(signature = (name=None))]
@@ -499,6 +477,13 @@ fn workloads(name: Option<&str>) -> PyResult<String> {
     }
 }
 
+/// Panics on the worker thread, for the test that a panic becomes `RuntimeError` (and the
+/// interpreter lives on) rather than an abort.
+#[pyfunction]
+fn _panic_in_worker(py: Python<'_>) -> PyResult<()> {
+    work(py, || -> Result<()> { panic!("a test panic") })
+}
+
 /// The native module; `schedlab/__init__.py` is the API.
 #[pymodule]
 fn _schedlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -510,5 +495,6 @@ fn _schedlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(workloads, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_in_worker, m)?)?;
     Ok(())
 }
