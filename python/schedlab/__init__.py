@@ -351,7 +351,9 @@ def explain(
     return Explanation(
         comparison=comparison,
         budgets=pd.DataFrame(budgets),
-        counters=pd.DataFrame(counters),
+        counters=pd.DataFrame(counters, columns=[
+            "point", "variant", "rank", "name", "class", "base", "value", "delta", "rel", "share",
+        ]),
         summary=pd.DataFrame(summary),
         sensitivity=sens_df,
         data=data,
