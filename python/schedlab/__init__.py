@@ -262,8 +262,11 @@ class Explanation:
             ``delta``, ``rel``, ``share``.
         summary: one row per (point, variant): ``verdict``, ``direction``, ``ratio`` and the
             sentence naming the top three causes.
-        sensitivity: with ``sensitivity=True``, whether each verdict holds with each cost
-            class halved or doubled; else ``None``.
+        sensitivity: with ``sensitivity=True``, one row per (rerun, verdict): the
+            ``cost_class`` scaled, its ``label``, the ``factor`` (0.5 or 2), the ``case`` (point
+            and variant), the ``ratio`` and ``verdict`` under it, whether it ``holds``
+            (keeps its direction) and whether every verdict of the rerun held
+            (``rerun_holds``); ``.attrs`` has ``held`` and ``total``. Else ``None``.
         data: the ``schedlab explain --json`` object.
     """
 
@@ -346,8 +349,17 @@ def explain(
     sens = data.get("sensitivity")
     sens_df = None
     if sens is not None:
-        rows = sens.get("rows", sens) if isinstance(sens, dict) else sens
-        sens_df = pd.json_normalize(rows) if isinstance(rows, list) else pd.DataFrame([sens])
+        sens_df = pd.DataFrame(
+            [
+                dict(cost_class=r["class"], label=r["label"], factor=r["factor"], case=case,
+                     ratio=ratio, verdict=verdict, holds=holds, rerun_holds=r["holds"])
+                for r in sens["rows"]
+                for case, ratio, verdict, holds in r["verdicts"]
+            ],
+            columns=["cost_class", "label", "factor", "case", "ratio", "verdict", "holds",
+                     "rerun_holds"],
+        )
+        sens_df.attrs.update(held=sens["held"], total=sens["total"])
     return Explanation(
         comparison=comparison,
         budgets=pd.DataFrame(budgets),

@@ -115,3 +115,22 @@ def test_explain(cli_json):
     # a budget adds up to CPUs x elapsed
     for (_, _), g in e.budgets.groupby(["point", "variant"]):
         assert g.cpu_s.sum() == pytest.approx(g.total_cpu_s.iloc[0], rel=1e-6)
+
+
+def test_explain_sensitivity(cli_json):
+    args = dict(topo="core2quad", workload="hackbench:groups=2,loops=10",
+                variants=["linux-3.10", "linux-3.10,WAKEUP_BUDDY"], reps=2)
+    e = schedlab.explain(**args, sensitivity=True)
+    _, cli = cli_json("explain", "-t", "core2quad", "-w", "hackbench:groups=2,loops=10",
+                      "-v", "linux-3.10", "-v", "linux-3.10,WAKEUP_BUDDY", "--reps", "2",
+                      "--sensitivity", "--json")
+    assert e.data == cli
+    s = e.sensitivity
+    assert s.attrs["total"] == len(cli["sensitivity"]["rows"]) == s.groupby(["cost_class", "factor"]).ngroups
+    assert set(s.factor) == {0.5, 2.0}
+    assert s.attrs["held"] == s.groupby(["cost_class", "factor"]).rerun_holds.first().sum()
+
+
+def test_sensitivity_needs_explain():
+    with pytest.raises(TypeError):
+        schedlab.compare(workload="tbench:duration=30ms", sensitivity=True)
