@@ -559,6 +559,22 @@ fn check_needs_a_workload_or_the_suite_and_quick_needs_the_suite() {
     assert!(err.contains("--suite") || err.contains("WORKLOAD"), "{err}");
     let err = host_err(&["check", "pipe:loops=10", "--quick"]);
     assert!(err.contains("--suite"), "{err}");
+    let err = host_err(&["check", "pipe:loops=10", "--rounds", "3"]);
+    assert!(err.contains("--rounds") && err.contains("--suite"), "{err}");
+}
+
+#[test]
+fn the_suite_refuses_fewer_than_two_rounds_before_running_anything() {
+    for n in ["1", "0"] {
+        let err = host_err(&["check", "--suite", "--quick", "--rounds", n]);
+        assert!(
+            err.contains(&format!("--rounds {n}")) && err.contains("at least 2 rounds"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let err = host_err(&["check", "--suite", "--rounds", "-2"]);
+    assert!(err.contains("negative"), "{err}");
 }
 
 #[test]
