@@ -324,7 +324,7 @@ pub fn recorded(
         topology: host_topology(),
         quick: opts.quick,
         rounds: opts.rounds,
-        counts: Some(noise::summary(rows, effects)),
+        counts: Some(report::summary(rows, effects)),
         rows: rows
             .iter()
             .map(|r| RecordedRow {

@@ -18,8 +18,6 @@
 //! A row whose real range is *wider than its tolerance* ((max - min) / median > tol, the
 //! table's ± column) is listed: its real runs disagree by more than a strict verdict allows.
 
-use super::dynamics;
-use super::report::{effect_ratios, summary_counts};
 use super::rows::{EFFECT_TOL, Effect, HEADLINE_TOL, Row};
 use crate::stats::{median, spread};
 use std::fmt::Write as _;
@@ -83,7 +81,8 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn of(verdicts: impl IntoIterator<Item = Option<bool>>) -> Tally {
+    /// Counts the verdicts that are there (`None` is not counted).
+    pub fn of(verdicts: impl IntoIterator<Item = Option<bool>>) -> Tally {
         let mut t = Tally::default();
         for v in verdicts.into_iter().flatten() {
             t.of += 1;
@@ -111,40 +110,6 @@ pub struct Summary {
     pub strict: Counts,
     /// Against the real range widened by the tolerance (the module docs).
     pub noise_aware: Counts,
-}
-
-/// The strict and noise-aware counts of a finished suite.
-pub fn summary(rows: &[Row], effects: &[Effect]) -> Summary {
-    let (k_h, n_h, k_e, n_e) = summary_counts(rows, effects);
-    let cells: Vec<dynamics::Cell> = rows.iter().flat_map(dynamics::cells).collect();
-    let strict = Counts {
-        headlines: Tally {
-            within: k_h,
-            of: n_h,
-        },
-        effects: Tally {
-            within: k_e,
-            of: n_e,
-        },
-        counters: Tally::of(cells.iter().map(|c| c.within)),
-    };
-    let headlines = rows
-        .iter()
-        .map(|r| matched(&r.real.values, r.sim.median(), HEADLINE_TOL).or(Some(false)));
-    let effect_verdicts = effects.iter().filter_map(|e| {
-        let real = effect_real_values(rows, e)?;
-        let sim = effect_ratios(rows, std::slice::from_ref(e)).first()?.2;
-        Some(matched(&real, sim, EFFECT_TOL).or(Some(false)))
-    });
-    let noise_aware = Counts {
-        headlines: Tally::of(headlines),
-        effects: Tally::of(effect_verdicts),
-        counters: Tally::of(cells.iter().map(|c| c.matched)),
-    };
-    Summary {
-        strict,
-        noise_aware,
-    }
 }
 
 /// A verdict as a table cell.
@@ -207,7 +172,7 @@ pub fn noisy_rows(rows: &[Row], effects: &[Effect]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::host_suite::rows::{Bench, Side};
 
@@ -219,7 +184,7 @@ mod tests {
         }
     }
 
-    fn row(id: &str, real: &[f64], sim: f64) -> Row {
+    pub(crate) fn row(id: &str, real: &[f64], sim: f64) -> Row {
         Row {
             bench: Bench {
                 id: id.into(),
@@ -278,8 +243,8 @@ mod tests {
         assert_eq!(effect_real_values(&rows, &missing), None);
     }
 
-    /// Two headlines and one effect, worked by hand.
-    fn example() -> (Vec<Row>, Vec<Effect>) {
+    /// Two headlines and one effect, worked by hand (also the report's summary tests).
+    pub(crate) fn example() -> (Vec<Row>, Vec<Effect>) {
         let rows = vec![
             // Median 1.0, sim +10 %: strict and noise-aware.
             row("a", &[0.95, 1.0, 1.05], 1.1),
@@ -296,42 +261,6 @@ mod tests {
             den: "a".into(),
         }];
         (rows, effects)
-    }
-
-    #[test]
-    fn the_summary_counts_both_verdicts() {
-        let (rows, effects) = example();
-        let s = summary(&rows, &effects);
-        let t = |within, of| Tally { within, of };
-        assert_eq!(
-            s,
-            Summary {
-                strict: Counts {
-                    headlines: t(1, 2),
-                    effects: t(0, 1),
-                    counters: t(0, 0),
-                },
-                noise_aware: Counts {
-                    headlines: t(2, 2),
-                    effects: t(1, 1),
-                    counters: t(0, 0),
-                },
-            }
-        );
-        // A simulated value far outside: neither.
-        let far = vec![
-            row("a", &[0.95, 1.0, 1.05], 1.1),
-            row("b", &[0.084, 0.158, 0.12], 0.5),
-        ];
-        let s = summary(&far, &effects);
-        assert_eq!(
-            (s.strict.headlines, s.noise_aware.headlines),
-            (t(1, 2), t(1, 2))
-        );
-        assert_eq!(
-            (s.strict.effects, s.noise_aware.effects),
-            (t(0, 1), t(0, 1))
-        );
     }
 
     #[test]

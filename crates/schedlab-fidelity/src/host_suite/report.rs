@@ -3,7 +3,10 @@
 //! and the summary line. Each table shows the real range next to the median and the
 //! noise-aware verdict of [`super::noise`].
 
-use super::noise::{effect_real_values, matched, noisy_rows, range_text, yes_no};
+use super::dynamics;
+use super::noise::{
+    Counts, Summary, Tally, effect_real_values, matched, noisy_rows, range_text, yes_no,
+};
 use super::rows::{EFFECT_TOL, Effect, HEADLINE_TOL, Row, Side};
 use crate::stats::{distance, rel_err, spread};
 use std::fmt::Write as _;
@@ -61,12 +64,46 @@ pub fn effect_ratios<'a>(rows: &[Row], effects: &'a [Effect]) -> Vec<(&'a str, f
         .collect()
 }
 
+/// The strict and noise-aware counts of a finished suite ([`super::noise`]).
+pub fn summary(rows: &[Row], effects: &[Effect]) -> Summary {
+    let (k_h, n_h, k_e, n_e) = summary_counts(rows, effects);
+    let cells: Vec<dynamics::Cell> = rows.iter().flat_map(dynamics::cells).collect();
+    let strict = Counts {
+        headlines: Tally {
+            within: k_h,
+            of: n_h,
+        },
+        effects: Tally {
+            within: k_e,
+            of: n_e,
+        },
+        counters: Tally::of(cells.iter().map(|c| c.within)),
+    };
+    let headlines = rows
+        .iter()
+        .map(|r| matched(&r.real.values, r.sim.median(), HEADLINE_TOL).or(Some(false)));
+    let effect_verdicts = effects.iter().filter_map(|e| {
+        let real = effect_real_values(rows, e)?;
+        let sim = effect_ratios(rows, std::slice::from_ref(e)).first()?.2;
+        Some(matched(&real, sim, EFFECT_TOL).or(Some(false)))
+    });
+    let noise_aware = Counts {
+        headlines: Tally::of(headlines),
+        effects: Tally::of(effect_verdicts),
+        counters: Tally::of(cells.iter().map(|c| c.matched)),
+    };
+    Summary {
+        strict,
+        noise_aware,
+    }
+}
+
 /// The summary line, exactly as documented: the strict counts in their long-standing form,
 /// then, in parentheses, the noise-aware ones (a reader of the old line still finds it as a
 /// prefix).
 pub fn summary_line(rows: &[Row], effects: &[Effect]) -> String {
     let (k_h, n_h, k_e, n_e) = summary_counts(rows, effects);
-    let na = super::noise::summary(rows, effects).noise_aware;
+    let na = summary(rows, effects).noise_aware;
     format!(
         "host fidelity: {k_h} of {n_h} headlines within {:.0} %, {k_e} of {n_e} effects within {:.0} % \
          (noise-aware: {} of {} headlines, {} of {} effects)",
@@ -269,6 +306,43 @@ mod tests {
              distance from the host: mean |ln(simulated / real)| = 0.179 over 2 headlines\n\
              host fidelity: 1 of 2 headlines within 15 %, 0 of 1 effects within 10 % \
              (noise-aware: 1 of 2 headlines, 0 of 1 effects)\n"
+        );
+    }
+
+    #[test]
+    fn the_summary_counts_both_verdicts() {
+        let (rows, effects) = crate::host_suite::noise::tests::example();
+        let s = summary(&rows, &effects);
+        let t = |within, of| Tally { within, of };
+        assert_eq!(
+            s,
+            Summary {
+                strict: Counts {
+                    headlines: t(1, 2),
+                    effects: t(0, 1),
+                    counters: t(0, 0),
+                },
+                noise_aware: Counts {
+                    headlines: t(2, 2),
+                    effects: t(1, 1),
+                    counters: t(0, 0),
+                },
+            }
+        );
+        // A simulated value far outside: neither.
+        let row = crate::host_suite::noise::tests::row;
+        let far = vec![
+            row("a", &[0.95, 1.0, 1.05], 1.1),
+            row("b", &[0.084, 0.158, 0.12], 0.5),
+        ];
+        let s = summary(&far, &effects);
+        assert_eq!(
+            (s.strict.headlines, s.noise_aware.headlines),
+            (t(1, 2), t(1, 2))
+        );
+        assert_eq!(
+            (s.strict.effects, s.noise_aware.effects),
+            (t(0, 1), t(0, 1))
         );
     }
 }
