@@ -30,6 +30,10 @@ pub struct CheckArgs {
     /// With --suite: the short smoke form (well under a minute).
     #[arg(long)]
     pub quick: bool,
+    /// With --suite: passes over the suite of one real run per benchmark, whose range the
+    /// noise-aware counts judge by (default 3, with --quick 2; at least 2).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::checks::whole::<usize>)]
+    pub rounds: Option<usize>,
     /// With --suite: also write the real runs as JSON (the recorded fixture the harness's
     /// tests compare profiles on).
     #[arg(long, value_name = "FILE")]
@@ -64,11 +68,17 @@ pub(crate) fn variant_or_host(given: Option<&str>) -> String {
 /// Runs `schedlab host check`.
 pub fn run(a: CheckArgs) -> Result<()> {
     // Checked here: clap counts a flag's default as present for `requires`.
-    if !a.suite && (a.quick || a.record.is_some()) {
+    if !a.suite && (a.quick || a.record.is_some() || a.rounds.is_some()) {
         anyhow::bail!(
-            "--quick and --record go with --suite (`schedlab host check --suite --quick`)"
+            "--quick, --rounds and --record go with --suite (`schedlab host check --suite --quick`)"
         );
     }
+    // Refused before anything runs: fewer than two rounds have no range.
+    let rounds = if a.suite {
+        host_suite::rounds(a.rounds, a.quick)?
+    } else {
+        0
+    };
     let kernel = host_check::running_kernel();
     let variant = variant_or_host(a.variant.as_deref());
     let profile = match &a.profile {
@@ -84,6 +94,7 @@ pub fn run(a: CheckArgs) -> Result<()> {
         return suite_cmd(
             &host_suite::SuiteOptions {
                 quick: a.quick,
+                rounds,
                 capture: !a.no_capture,
                 variant,
             },
@@ -122,12 +133,13 @@ fn suite_cmd(
     let load_before = host_suite::loadavg();
     let (rows, effects, traced) = host_suite::run_suite(opts, profile, &mut |s| eprintln!("{s}"))?;
     println!(
-        "host fidelity suite{}: {} ({} CPUs), kernel {kernel}; simulator: -t host, {}, profile '{}'",
+        "host fidelity suite{}: {} ({} CPUs), kernel {kernel}; simulator: -t host, {}, profile '{}'; {} rounds of real runs",
         if opts.quick { " (quick)" } else { "" },
         host_suite::cpu_model(),
         cpus.len(),
         opts.variant,
-        profile.name
+        profile.name,
+        opts.rounds
     );
     println!(
         "load average (1 min) before {load_before}, after {}; other load on the machine shows as spread and as busy time in the real counters\n",
@@ -135,7 +147,7 @@ fn suite_cmd(
     );
     print!("{}", host_suite::render(&rows, &effects, traced));
     if let Some(path) = record {
-        let rec = host_suite::recorded(opts, &rows, kernel, cpus.len());
+        let rec = host_suite::recorded(opts, &rows, &effects, kernel, cpus.len());
         std::fs::write(path, serde_json::to_string_pretty(&rec)? + "\n")
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
         eprintln!("recorded the real side in {}", path.display());

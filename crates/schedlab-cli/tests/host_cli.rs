@@ -559,6 +559,22 @@ fn check_needs_a_workload_or_the_suite_and_quick_needs_the_suite() {
     assert!(err.contains("--suite") || err.contains("WORKLOAD"), "{err}");
     let err = host_err(&["check", "pipe:loops=10", "--quick"]);
     assert!(err.contains("--suite"), "{err}");
+    let err = host_err(&["check", "pipe:loops=10", "--rounds", "3"]);
+    assert!(err.contains("--rounds") && err.contains("--suite"), "{err}");
+}
+
+#[test]
+fn the_suite_refuses_fewer_than_two_rounds_before_running_anything() {
+    for n in ["1", "0"] {
+        let err = host_err(&["check", "--suite", "--quick", "--rounds", n]);
+        assert!(
+            err.contains(&format!("--rounds {n}")) && err.contains("at least 2 rounds"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let err = host_err(&["check", "--suite", "--rounds", "-2"]);
+    assert!(err.contains("negative"), "{err}");
 }
 
 #[test]
@@ -595,4 +611,49 @@ fn calibrate_replay_refits_recorded_measurements_without_measuring() {
         .output()
         .unwrap();
     success(&run, "schedlab");
+}
+
+#[test]
+fn the_quick_suite_exits_zero_on_misses_and_prints_and_records_both_counts() {
+    let dir = tempdir();
+    let rec = dir.path().join("suite.json");
+    let out = host_ok(&[
+        "check",
+        "--suite",
+        "--quick",
+        "--no-capture",
+        "--rounds",
+        "2",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(out.contains("2 rounds of real runs"), "{out}");
+    assert!(out.contains("| real range |"), "{out}");
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with("host fidelity: ")
+            && last.contains("headlines within 15 %")
+            && last.contains(" (noise-aware: "),
+        "{out}"
+    );
+    assert!(
+        out.contains("real range wider than the tolerance on ")
+            || out.contains("real range within the tolerance on every"),
+        "{out}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    assert_eq!(json["rounds"], 2);
+    let rows = json["rows"].as_array().unwrap();
+    for row in rows {
+        assert!(row["real"].as_array().unwrap().len() >= 2, "{row}");
+    }
+    let counts = &json["counts"];
+    assert_eq!(counts["strict"]["headlines"]["of"], rows.len());
+    assert_eq!(counts["noise_aware"]["headlines"]["of"], rows.len());
+    assert!(
+        counts["noise_aware"]["headlines"]["within"].as_u64()
+            >= counts["strict"]["headlines"]["within"].as_u64(),
+        "{counts}"
+    );
 }

@@ -1,8 +1,13 @@
 //! `host check --suite` as a library: a fixed set of benchmarks ([`rows::suite`]) run for
 //! real and in simulation on this machine (`-t host`, the era preset closest to the running
-//! kernel), each repeated until its median is stable ([`crate::stats::Repeats`]), compared by
-//! headline, by trace counters and by effect ratios ([`report`]). The simulator is repeated
-//! over seeds under the same rule.
+//! kernel), compared by headline, by trace counters and by effect ratios ([`report`]), each
+//! strictly (against the real median) and noise-aware (against the real range, [`noise`]).
+//!
+//! The real side runs in *rounds* ([`SuiteOptions::rounds`]; at least [`MIN_ROUNDS`]): a
+//! round is one pass over the whole suite, one real run of each benchmark, so the rounds are
+//! spread over the suite's duration and their range shows how far the machine drifts. Then
+//! each benchmark runs on until its median is stable ([`crate::stats::Repeats`], the rounds
+//! counting as its first runs). The simulator is repeated over seeds under the same rule.
 //!
 //! The dynamics table ([`dynamics`]) comes from extra real runs captured through tracefs
 //! (root; three, one with `--quick`) and from the first simulated run's trace, both read by
@@ -10,6 +15,7 @@
 //! says so and prints headlines and effects only. The real trace covers the whole machine.
 
 pub mod dynamics;
+pub mod noise;
 pub mod report;
 pub mod rows;
 
@@ -18,7 +24,7 @@ pub use rows::{Bench, EFFECT_TOL, Effect, HEADLINE_TOL, Row, Side, suite, value_
 
 use crate::host_check::{host_run_traced, host_topology, sim_trace_on};
 use crate::stats::Repeats;
-use anyhow::Result;
+use anyhow::{Result, bail};
 use schedlab_engine::MachineProfile;
 use schedlab_topo::CpuId;
 use schedlab_trace::Trace;
@@ -50,23 +56,27 @@ pub fn simulate(
     Ok((side, first))
 }
 
-/// The real side of one benchmark: in-process runs under the repetition rule, then
-/// `captures` captured runs for the dynamics. Each captured run's dynamics are read on the
-/// tasks whose names it shares with `sim_comms`; the shared names of the first are returned.
-/// `note` hears why a run could not be captured.
+/// One in-process real run of a benchmark: its compared value.
+pub fn real_run(b: &Bench) -> Result<f64> {
+    let r = schedlab_host::run_workload(&b.spec, &schedlab_host::HostRunOptions::default())?;
+    value_of(&r.result, b.metric)
+        .ok_or_else(|| anyhow::anyhow!("{}: the host run reported no {}", b.id, b.metric))
+}
+
+/// The real side of one benchmark: its rounds' values (`rounds`, in run order), more
+/// in-process runs until the repetition rule is met, then `captures` captured runs for the
+/// dynamics. Each captured run's dynamics are read on the tasks whose names it shares with
+/// `sim_comms`; the shared names of the first are returned. `note` hears why a run could not
+/// be captured.
 pub fn measure(
     b: &Bench,
+    rounds: Vec<f64>,
     rep: &Repeats,
     captures: usize,
     sim_comms: &BTreeSet<String>,
     note: &mut dyn FnMut(&str),
 ) -> Result<(Side, BTreeSet<String>)> {
-    let opts = schedlab_host::HostRunOptions::default();
-    let (values, stable) = rep.run(|_| {
-        let r = schedlab_host::run_workload(&b.spec, &opts)?;
-        value_of(&r.result, b.metric)
-            .ok_or_else(|| anyhow::anyhow!("{}: the host run reported no {}", b.id, b.metric))
-    })?;
+    let (values, stable) = rep.run_from(rounds, |_| real_run(b))?;
     let mut side = Side {
         values,
         stable,
@@ -100,7 +110,8 @@ pub struct RecordedRow {
     pub spec: String,
     /// The compared metric.
     pub metric: String,
-    /// The real runs' values, in run order.
+    /// The real runs' values, in run order: one per round first, then any the stability rule
+    /// added.
     pub real: Vec<f64>,
 }
 
@@ -116,8 +127,15 @@ pub struct RecordedSuite {
     pub topology: String,
     /// Whether it was the quick form.
     pub quick: bool,
+    /// Rounds of real runs: the first this many values of each row (0 in records written
+    /// before rounds were counted).
+    #[serde(default)]
+    pub rounds: usize,
     /// The rows.
     pub rows: Vec<RecordedRow>,
+    /// The summary counts, strict and noise-aware (absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<noise::Summary>,
 }
 
 /// How the suite is run.
@@ -125,25 +143,51 @@ pub struct RecordedSuite {
 pub struct SuiteOptions {
     /// The short form.
     pub quick: bool,
+    /// Passes over the suite of one real run per benchmark (at least [`MIN_ROUNDS`]; see the
+    /// module docs).
+    pub rounds: usize,
     /// Capture the real runs (counters) when tracefs is available.
     pub capture: bool,
     /// Policy variant of the simulator.
     pub variant: String,
 }
 
+/// Fewest rounds: one run has no range, and a noise-aware verdict needs one.
+pub const MIN_ROUNDS: usize = 2;
+
+/// Rounds of the full suite unless told.
+pub const DEFAULT_ROUNDS: usize = 3;
+
+/// Rounds of `--quick` unless told.
+pub const QUICK_ROUNDS: usize = 2;
+
+/// The rounds to run: `given`, else the default of the form; fewer than [`MIN_ROUNDS`] is an
+/// error.
+pub fn rounds(given: Option<usize>, quick: bool) -> Result<usize> {
+    let n = given.unwrap_or(if quick { QUICK_ROUNDS } else { DEFAULT_ROUNDS });
+    if n < MIN_ROUNDS {
+        bail!(
+            "--rounds {n}: the suite needs at least {MIN_ROUNDS} rounds of real runs (one run has no range to judge noise by)"
+        );
+    }
+    Ok(n)
+}
+
 impl SuiteOptions {
-    /// The repetition rule of the real runs.
+    /// The repetition rule of the real runs: the rounds are the fewest, and a benchmark runs on
+    /// until stable (three runs at least, the rule's window), up to 3 (quick) or 9 runs, or the
+    /// rounds where there are more.
     pub fn real_repeats(&self) -> Repeats {
         if self.quick {
             Repeats {
-                min: 3,
-                max: 3,
+                min: self.rounds,
+                max: self.rounds.max(3),
                 tol: 0.05,
             }
         } else {
             Repeats {
-                min: 3,
-                max: 9,
+                min: self.rounds,
+                max: self.rounds.max(9),
                 tol: 0.03,
             }
         }
@@ -206,11 +250,27 @@ pub fn run_suite(
         (true, true) => 1,
         (true, false) => 3,
     };
-    for b in benches {
+    if opts.rounds < MIN_ROUNDS {
+        bail!(
+            "the suite needs at least {MIN_ROUNDS} rounds of real runs, not {}",
+            opts.rounds
+        );
+    }
+    let mut per_bench: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
+    for round in 1..=opts.rounds {
+        for (b, values) in benches.iter().zip(&mut per_bench) {
+            note(&format!(
+                "suite: round {round} of {}: {}",
+                opts.rounds, b.id
+            ));
+            values.push(real_run(b)?);
+        }
+    }
+    for (b, rounds) in benches.into_iter().zip(per_bench) {
         note(&format!("suite: {} ({})", b.id, b.spec));
         let (mut sim, sim_trace) = simulate(&b, &opts.variant, profile, &opts.sim_repeats())?;
         let sim_comms = sim_trace.as_ref().map(dynamics::comms).unwrap_or_default();
-        let (real, shared) = measure(&b, &opts.real_repeats(), captures, &sim_comms, note)?;
+        let (real, shared) = measure(&b, rounds, &opts.real_repeats(), captures, &sim_comms, note)?;
         if let Some(t) = &sim_trace
             && !real.dynamics.is_empty()
         {
@@ -249,14 +309,22 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
-/// The real side of a finished suite as `--record` writes it, on a machine of `cpus` CPUs
-/// running `kernel`.
-pub fn recorded(opts: &SuiteOptions, rows: &[Row], kernel: &str, cpus: usize) -> RecordedSuite {
+/// The real side of a finished suite as `--record` writes it, with its summary counts, on a
+/// machine of `cpus` CPUs running `kernel`.
+pub fn recorded(
+    opts: &SuiteOptions,
+    rows: &[Row],
+    effects: &[Effect],
+    kernel: &str,
+    cpus: usize,
+) -> RecordedSuite {
     RecordedSuite {
         machine: format!("{}, {} CPUs, kernel {kernel}", cpu_model(), cpus),
         variant: opts.variant.clone(),
         topology: host_topology(),
         quick: opts.quick,
+        rounds: opts.rounds,
+        counts: Some(report::summary(rows, effects)),
         rows: rows
             .iter()
             .map(|r| RecordedRow {

@@ -42,15 +42,26 @@ impl Repeats {
 
     /// Runs `f` until [`Repeats::stable`] or `max` runs; returns the values and whether they
     /// became stable.
-    pub fn run(&self, mut f: impl FnMut(usize) -> Result<f64>) -> Result<(Vec<f64>, bool)> {
-        let mut v = Vec::new();
-        while v.len() < self.max {
-            v.push(f(v.len())?);
-            if self.stable(&v) {
-                return Ok((v, true));
+    pub fn run(&self, f: impl FnMut(usize) -> Result<f64>) -> Result<(Vec<f64>, bool)> {
+        self.run_from(Vec::new(), f)
+    }
+
+    /// [`Repeats::run`] with `done` the values of runs already made (the suite's rounds): they
+    /// count as the first runs, and `f` is called with the index of each further one.
+    pub fn run_from(
+        &self,
+        mut done: Vec<f64>,
+        mut f: impl FnMut(usize) -> Result<f64>,
+    ) -> Result<(Vec<f64>, bool)> {
+        loop {
+            if self.stable(&done) {
+                return Ok((done, true));
             }
+            if done.len() >= self.max {
+                return Ok((done, false));
+            }
+            done.push(f(done.len())?);
         }
-        Ok((v, false))
     }
 }
 
@@ -169,6 +180,33 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.to_string(), "run 1 failed");
         assert_eq!(calls, vec![0, 1]);
+    }
+
+    #[test]
+    fn runs_already_made_count_as_the_first_runs() {
+        let r = Repeats {
+            min: 2,
+            max: 3,
+            tol: 0.05,
+        };
+        // Two rounds: one more run makes the rule's three, and it stops there either way.
+        let mut calls = Vec::new();
+        let (v, ok) = r
+            .run_from(vec![10.0, 10.1], |i| {
+                calls.push(i);
+                Ok(10.0)
+            })
+            .unwrap();
+        assert_eq!((v, ok, calls), (vec![10.0, 10.1, 10.0], true, vec![2]));
+        let (v, ok) = r.run_from(vec![1.0, 3.0], |_| Ok(1.0)).unwrap();
+        assert_eq!((v, ok), (vec![1.0, 3.0, 1.0], false));
+        // Already stable, or already at `max`: no run.
+        let (v, ok) = r.run_from(vec![5.0; 3], |_| unreachable!()).unwrap();
+        assert_eq!((v.len(), ok), (3, true));
+        let (v, ok) = r
+            .run_from(vec![1.0, 3.0, 1.0, 3.0], |_| unreachable!())
+            .unwrap();
+        assert_eq!((v.len(), ok), (4, false));
     }
 
     #[test]

@@ -6,8 +6,11 @@
 //! A cell is *within* when the simulated value is within [`DYNAMICS_TOL`] of the median of the
 //! real runs; when the real runs themselves spread by more than that (max - min over the
 //! median), it is within when the simulated value lies inside the real runs' range. A cell
-//! with no value on a side (no messages known, no samples) is not counted.
+//! with no value on a side (no messages known, no samples) is not counted. Each cell also has
+//! the noise-aware verdict of [`super::noise`]: the captured runs' range widened by
+//! [`DYNAMICS_TOL`].
 
+use super::noise::yes_no;
 use super::rows::Row;
 use crate::stats::{median, rel_err};
 use schedlab_trace::Trace;
@@ -120,6 +123,8 @@ pub struct Cell {
     pub sim: f64,
     /// Within the tolerance (see the module docs); `None` when a side has no value.
     pub within: Option<bool>,
+    /// Inside the real range widened by the tolerance ([`super::noise::matched`]).
+    pub matched: Option<bool>,
 }
 
 /// The rule of the module docs.
@@ -169,6 +174,7 @@ pub fn cells(r: &Row) -> Vec<Cell> {
                     format!("{name} ({unit})")
                 },
                 within: within(&real, sim),
+                matched: super::noise::matched(&real, sim, DYNAMICS_TOL),
                 real,
                 sim,
             }
@@ -176,13 +182,16 @@ pub fn cells(r: &Row) -> Vec<Cell> {
         .collect()
 }
 
-/// The summary line: `host dynamics: N of M counters within 25 %`.
+/// The summary line: `host dynamics: N of M counters within 25 % (noise-aware: K of M)`, the
+/// strict count first as it always was.
 pub fn summary_line(rows: &[Row]) -> String {
-    let all: Vec<Option<bool>> = rows.iter().flat_map(cells).map(|c| c.within).collect();
-    let m = all.iter().filter(|w| w.is_some()).count();
-    let n = all.iter().filter(|w| **w == Some(true)).count();
+    let all: Vec<Cell> = rows.iter().flat_map(cells).collect();
+    let m = all.iter().filter(|c| c.within.is_some()).count();
+    let n = all.iter().filter(|c| c.within == Some(true)).count();
+    let k = all.iter().filter(|c| c.matched == Some(true)).count();
+    let m_k = all.iter().filter(|c| c.matched.is_some()).count();
     format!(
-        "host dynamics: {n} of {m} counters within {:.0} %",
+        "host dynamics: {n} of {m} counters within {:.0} % (noise-aware: {k} of {m_k})",
         DYNAMICS_TOL * 100.0
     )
 }
@@ -202,7 +211,7 @@ pub fn render(rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\nDynamics (real runs' median and range / simulated; per run, from traces, the tasks both sides name alike):\n\n| benchmark | counter | real | real range | simulated | error | within |\n|---|---|---:|---:|---:|---:|---|"
+        "\nDynamics (real runs' median and range / simulated; per run, from traces, the tasks both sides name alike):\n\n| benchmark | counter | real | real range | simulated | error | within | noise-aware |\n|---|---|---:|---:|---:|---:|---|---|"
     );
     for r in rows {
         for c in cells(r) {
@@ -221,7 +230,7 @@ pub fn render(rows: &[Row]) -> String {
             let err = rel_err(med, c.sim);
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.bench.id,
                 c.counter,
                 num(med),
@@ -232,11 +241,8 @@ pub fn render(rows: &[Row]) -> String {
                 } else {
                     "-".into()
                 },
-                match c.within {
-                    Some(true) => "yes",
-                    Some(false) => "no",
-                    None => "-",
-                }
+                yes_no(c.within),
+                yes_no(c.matched)
             );
         }
     }
@@ -338,10 +344,18 @@ mod tests {
         let line = summary_line(std::slice::from_ref(&row));
         let counted = c.iter().filter(|c| c.within.is_some()).count();
         let yes = c.iter().filter(|c| c.within == Some(true)).count();
+        let matched = c.iter().filter(|c| c.matched == Some(true)).count();
         assert_eq!(
             line,
-            format!("host dynamics: {yes} of {counted} counters within 25 %")
+            format!(
+                "host dynamics: {yes} of {counted} counters within 25 % (noise-aware: {matched} of {counted})"
+            )
         );
+        // Real 2 and 1 messages per wakeup widened by 25 %: 0.75..2.5; simulated 4 is not in.
+        assert_eq!(per.matched, Some(false));
+        // Voluntary switches 100..110 widened: 75..137.5 holds 130.
+        assert_eq!(vol.matched, Some(true));
+        assert!(matched >= yes);
         assert!(counted < c.len() && yes >= 1);
         // No real dynamics (not captured): no cells at all.
         let bare = Row {
