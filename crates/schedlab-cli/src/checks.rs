@@ -6,27 +6,27 @@
 use anyhow::{Result, bail};
 use std::path::Path;
 
-/// Writes `text` to `path` whole: into a temporary file beside it, then renamed over it, so
-/// a reader never sees half a file and an interrupted write leaves the old one.
+/// Writes `text` to `path`: a file whole (a temporary file renamed over it, so a reader never
+/// sees half a file and an interrupted write leaves the old one; a symlink's target, the link
+/// kept); a character device or FIFO (`/dev/null`, `/dev/stdout`) written through, never
+/// replaced. See `schedlab_experiment::outpath`.
 pub fn write_atomic(path: &Path, text: &str, flag: &str) -> Result<()> {
-    use anyhow::Context;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
-    Ok(())
+    schedlab_experiment::outpath::write(path, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("{flag} {}: cannot write: {e}", path.display()))
 }
 
 /// Fails, naming the flag and the path, when `path` cannot be written: its folder is missing,
-/// it is a folder, or opening it for writing is refused. An existing file is left as it is; a
-/// file created by the check is removed again.
+/// it is a folder, a block device or a socket, or opening it for writing is refused. An
+/// existing file is left as it is; a file created by the check is removed again. A character
+/// device or FIFO is not opened here (opening a FIFO waits for its reader).
 pub fn writable(path: &Path, flag: &str) -> Result<()> {
+    use schedlab_experiment::outpath::{Sink, sink};
+    let path = match sink(path) {
+        Ok(Sink::File(p)) => p,
+        Ok(Sink::Through { .. }) => return Ok(()),
+        Err(e) => bail!("{flag} {}: cannot write: {e}", path.display()),
+    };
+    let path = path.as_path();
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -37,9 +37,6 @@ pub fn writable(path: &Path, flag: &str) -> Result<()> {
             path.display(),
             dir.display()
         );
-    }
-    if path.is_dir() {
-        bail!("{flag} {}: cannot write: it is a folder", path.display());
     }
     let existed = path.exists();
     match std::fs::OpenOptions::new()
@@ -55,6 +52,35 @@ pub fn writable(path: &Path, flag: &str) -> Result<()> {
         }
         Err(e) => bail!("{flag} {}: cannot write: {e}", path.display()),
     }
+}
+
+/// `--out`'s results file: appended run by run and read back by `--resume` and `merge`, so a
+/// regular file (or a symlink to one); a device or FIFO is refused before the work.
+pub fn results_file(path: &Path, flag: &str) -> Result<()> {
+    schedlab_experiment::outpath::results_file(path, flag).map_err(anyhow::Error::msg)?;
+    writable(path, flag)
+}
+
+/// Refuses two outputs on one file (`--plot a.svg --report a.svg`, `--out a.jsonl --report
+/// a.jsonl`, a symlink and its target): the second would overwrite the first after all the
+/// work. Paths are compared resolved; a character device (`/dev/null`) may take several.
+pub fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
+    let ids: Vec<Option<std::path::PathBuf>> = outputs
+        .iter()
+        .map(|(_, p)| schedlab_experiment::outpath::identity(p))
+        .collect();
+    for (i, id) in ids.iter().enumerate() {
+        let Some(id) = id else { continue };
+        if let Some(j) = ids[..i].iter().position(|o| o.as_ref() == Some(id)) {
+            let ((f1, p1), (f2, p2)) = (outputs[j], outputs[i]);
+            bail!(
+                "{f1} {} and {f2} {} name the same file: one would overwrite the other; give each its own file",
+                p1.display(),
+                p2.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// What one switch of a variant sets: a feature on or off, a tunable's value, or the 2.5.59

@@ -195,6 +195,7 @@ fn experiment_from(
     }
     crate::checks::workload_file(&e.workload)?;
     if let Some(t) = &common.trace {
+        trace_format(t)?;
         crate::checks::writable(t, "--trace")?;
     }
     // `-t host` reads the sysfs tree at --sysfs-root or $SCHEDLAB_SYSFS_ROOT when one is
@@ -220,23 +221,36 @@ fn experiment_from(
     Ok((e, desc))
 }
 
-fn write_trace(path: &Path, trace: &schedlab_trace::Trace) -> Result<()> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    match ext {
-        "txt" => schedlab_trace::ftrace::write_ftrace_file(trace, path)?,
-        "pftrace" | "perfetto" | "pb" => {
-            schedlab_trace::perfetto::write_perfetto_file_with_counters(trace, path)?
-        }
+/// Whether `--trace` names ftrace text (`.txt`) rather than Perfetto; any other extension is
+/// refused (checked before the work, and the case of the extension does not matter).
+fn trace_format(path: &Path) -> Result<bool> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "txt" => Ok(true),
+        "pftrace" | "perfetto" | "pb" => Ok(false),
         _ => bail!(
             "--trace {}: use a .pftrace (Perfetto) or .txt (ftrace text) file name",
             path.display()
         ),
     }
+}
+
+fn write_trace(path: &Path, trace: &schedlab_trace::Trace) -> Result<()> {
+    let text = trace_format(path)?;
+    if text {
+        schedlab_trace::ftrace::write_ftrace_file(trace, path)?
+    } else {
+        schedlab_trace::perfetto::write_perfetto_file_with_counters(trace, path)?
+    }
     eprintln!(
         "trace: {} ({} events){}",
         path.display(),
         trace.events.len(),
-        if ext == "txt" {
+        if text {
             ""
         } else {
             "; open it in ui.perfetto.dev"
@@ -260,6 +274,14 @@ pub fn run(args: RunArgs) -> Result<()> {
     if let Some(p) = &args.schedstat {
         crate::checks::writable(p, "--schedstat")?;
     }
+    let mut outputs = Vec::new();
+    if let Some(p) = &args.schedstat {
+        outputs.push(("--schedstat", p.as_path()));
+    }
+    if let Some(p) = &args.common.trace {
+        outputs.push(("--trace", p.as_path()));
+    }
+    crate::checks::distinct_outputs(&outputs)?;
     e.reps = args.common.reps.unwrap_or(1);
     let plan = Plan::new(e);
     let (machine, _) = schedlab_experiment::prepare(&plan)?;
@@ -449,8 +471,16 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     let out_file = args.out_runs.clone();
     args.out.check_writable()?;
     if let Some(p) = &out_file {
-        crate::checks::writable(p, "--out")?;
+        crate::checks::results_file(p, "--out")?;
     }
+    let mut outputs = args.out.files();
+    if let Some(p) = &out_file {
+        outputs.insert(0, ("--out", p.as_path()));
+    }
+    if let Some(p) = &args.common.trace {
+        outputs.push(("--trace", p.as_path()));
+    }
+    crate::checks::distinct_outputs(&outputs)?;
     if args.resume && out_file.is_none() {
         bail!("--resume needs --out FILE (the file to resume)");
     }
@@ -542,7 +572,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
                 ""
             }
         );
-        std::process::exit(130);
+        std::process::exit(crate::signals::exit_code());
     }
     Ok(())
 }
@@ -553,6 +583,10 @@ pub fn merge(args: MergeArgs) -> Result<()> {
     // A file that cannot be opened is that, not a file without a header line.
     for f in &args.files {
         std::fs::File::open(f).with_context(|| format!("{}: cannot open", f.display()))?;
+        // An output over an input would destroy the runs it was made from.
+        let mut both = args.out.files();
+        both.push(("the input", f.as_path()));
+        crate::checks::distinct_outputs(&both)?;
     }
     let (_, report) = schedlab_experiment::merge(&args.files)?;
     emit(&report, &args.out, None, None, true)

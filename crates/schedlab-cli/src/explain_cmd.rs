@@ -48,7 +48,7 @@ pub fn emit_explain(
             s.total,
             2 * sensitivity::SCALED.len()
         );
-        std::process::exit(130);
+        std::process::exit(crate::signals::exit_code());
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ mod output_cmd;
 mod policies_cmd;
 mod profile_cmd;
 mod replay_cmd;
+mod signals;
 mod topo_cmd;
 mod validate_cmd;
 mod workloads_cmd;
@@ -87,14 +88,20 @@ fn main() {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
-    let _ = ctrlc::set_handler(|| {
-        schedlab_host::request_cancel();
-        if schedlab_experiment::runner::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            std::process::exit(130);
-        }
-        eprintln!("\ninterrupt: finishing the runs in progress (press Ctrl-C again to abort)");
-    });
+    if matches!(cli.command, Command::Host(_)) {
+        // The host harness stops its benchmarks itself and restores the machine on the way
+        // out (children killed, tracefs restored), so it is never cut short.
+        let _ = ctrlc::set_handler(|| {
+            schedlab_host::request_cancel();
+            if schedlab_experiment::runner::INTERRUPTED
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+            {
+                std::process::exit(130);
+            }
+        });
+    } else {
+        signals::install();
+    }
     let result = match cli.command {
         Command::Run(a) => experiment_cmd::run(a),
         Command::Compare(a) => experiment_cmd::compare(*a),

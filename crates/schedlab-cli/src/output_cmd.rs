@@ -2,7 +2,7 @@
 //! comparison: the printed table, JSON or CSV, the SVG plot and the HTML page. Below both
 //! commands that print a comparison, so that neither needs the other.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use schedlab_experiment::output::{Csv, Html, Json, OutputFormat, PageMeta, Plot, PlotKind, Table};
 use schedlab_experiment::report::CompareReport;
@@ -53,9 +53,14 @@ impl OutputArgs {
     pub(crate) fn check_writable(&self) -> Result<()> {
         if let Some(p) = &self.plot {
             crate::checks::writable(p, "--plot")?;
-            // The plot is SVG: a `.png` or `.pdf` name would hold text its viewer rejects.
+            // The plot is SVG: a `.png` or `.pdf` name would hold text its viewer rejects
+            // (a device or FIFO, `/dev/stdout`, has no such name).
             let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-            if !ext.eq_ignore_ascii_case("svg") {
+            let file = matches!(
+                schedlab_experiment::outpath::sink(p),
+                Ok(schedlab_experiment::outpath::Sink::File(_))
+            );
+            if file && !ext.eq_ignore_ascii_case("svg") {
                 bail!(
                     "--plot {}: the plot is written as SVG; give a FILE.svg name (convert it with e.g. `rsvg-convert -o plot.png plot.svg`)",
                     p.display()
@@ -65,7 +70,20 @@ impl OutputArgs {
         if let Some(p) = &self.report {
             crate::checks::writable(p, "--report")?;
         }
-        Ok(())
+        crate::checks::distinct_outputs(&self.files())
+    }
+
+    /// The files these flags write, each with its flag (checked against a command's other
+    /// outputs: two on one file are refused).
+    pub(crate) fn files(&self) -> Vec<(&'static str, &Path)> {
+        let mut v = Vec::new();
+        if let Some(p) = &self.plot {
+            v.push(("--plot", p.as_path()));
+        }
+        if let Some(p) = &self.report {
+            v.push(("--report", p.as_path()));
+        }
+        v
     }
 }
 
@@ -122,8 +140,7 @@ pub(crate) fn emit(
                 None => page.push_str(sec),
             }
         }
-        std::fs::write(p, page)
-            .with_context(|| format!("--report {}: cannot write", p.display()))?;
+        crate::checks::write_atomic(p, &page, "--report")?;
         eprintln!("report: {}", p.display());
     }
     Ok(())
@@ -137,7 +154,7 @@ fn write_output(
     flag: &str,
 ) -> Result<()> {
     let text = format.render(report)?;
-    std::fs::write(path, text).with_context(|| format!("{flag} {}: cannot write", path.display()))
+    crate::checks::write_atomic(path, &text, flag)
 }
 
 /// The command line as typed, each argument quoted for a POSIX shell where it needs it.

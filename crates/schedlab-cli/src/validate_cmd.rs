@@ -2,7 +2,7 @@
 //! 1 when any check fails (`--no-fail` reports without failing); the last line is a summary a
 //! script can read.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use schedlab_experiment::validate::{
     ValidateOptions, builtin_names, case_text, load_case, markdown, run_cases, splice_generated,
@@ -71,6 +71,20 @@ pub fn run(args: ValidateArgs) -> Result<Verdict> {
         .iter()
         .map(|n| load_case(n))
         .collect::<Result<Vec<_>, _>>()?;
+    // The same case twice only runs it twice, with the same results.
+    for (i, c) in cases.iter().enumerate() {
+        if let Some(j) = cases[..i]
+            .iter()
+            .position(|o| o.name.eq_ignore_ascii_case(&c.name))
+        {
+            bail!(
+                "case {} is given twice ('{}' and '{}'); give each case once",
+                c.name,
+                names[j],
+                names[i]
+            );
+        }
+    }
     if let Some(path) = &args.markdown {
         // Fail before the work, not after it.
         let doc = std::fs::read_to_string(path)

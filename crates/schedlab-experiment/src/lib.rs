@@ -10,6 +10,7 @@
 mod error;
 pub mod explain;
 pub mod outfile;
+pub mod outpath;
 pub mod output;
 mod pipeline;
 pub mod plan;

@@ -117,6 +117,14 @@ pub(crate) fn replace_atomically(path: &Path, text: &str) -> Result<(), Experime
     let err = |what: &str, e: std::io::Error| {
         ExperimentError::Io(format!("cannot {what} {}: {e}", path.display()))
     };
+    // A rename replaces whatever is there: never a device, FIFO or link (callers pass the
+    // path `outpath::results_file` resolved).
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+        return Err(ExperimentError::Input(format!(
+            "{} is not a regular file; it is not replaced",
+            path.display()
+        )));
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),

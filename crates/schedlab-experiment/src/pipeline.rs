@@ -52,6 +52,21 @@ pub fn compare(plan: &Plan, opts: &ExecOptions) -> Result<CompareOutput, Experim
     if plan.experiment.until_ci.is_some() && opts.shard.is_some() {
         return Err(ExperimentError::Input("--until-ci cannot be combined with --shard (the number of repetitions would differ per shard)".into()));
     }
+    // The results file is a regular file (a symlink's target): a device or FIFO cannot be
+    // read back or renamed over, and a rewrite must replace the target, not the link.
+    let resolved;
+    let opts = match &opts.out {
+        Some(p) => {
+            resolved = ExecOptions {
+                out: Some(
+                    crate::outpath::results_file(p, "--out").map_err(ExperimentError::Input)?,
+                ),
+                ..opts.clone()
+            };
+            &resolved
+        }
+        None => opts,
+    };
     // One writer per file, for the whole run (dropped, and removed, when compare returns).
     let _lock = opts.out.as_deref().map(OutLock::acquire).transpose()?;
     let mut done = match &opts.out {

@@ -388,6 +388,10 @@ pub struct ExecOptions {
 /// Set by the Ctrl-C handler: no new run starts, finished ones are kept.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// Held while a finished run's line is appended to an `--out` file: a process that stops on a
+/// signal takes it before it exits, so the file never ends in a torn line.
+pub static OUT_WRITE: Mutex<()> = Mutex::new(());
+
 /// Reads the run lines of a JSON-lines file (a missing file is empty).
 pub fn read_jsonl(path: &Path) -> Result<Vec<RunRecord>, ExperimentError> {
     let text = match std::fs::read_to_string(path) {
@@ -477,6 +481,7 @@ pub fn execute(
             // (which a resume drops), and a finished run is on disk before the next starts.
             let mut line = serde_json::to_string(rec).unwrap_or_default();
             line.push('\n');
+            let _whole = OUT_WRITE.lock().unwrap_or_else(|e| e.into_inner());
             let written = match f.lock() {
                 Ok(mut f) => f.write_all(line.as_bytes()).and_then(|()| f.sync_data()),
                 Err(_) => Err(std::io::Error::other("writer poisoned")),

@@ -7,7 +7,7 @@
 //! is a file of the same format (`schedlab validate my-case.toml`).
 
 use crate::error::ExperimentError;
-use crate::plan::{Experiment, sweep_axes};
+use crate::plan::{Experiment, sweep_axes, value_string};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -268,6 +268,9 @@ impl CaseFile {
                 _ => {}
             }
         }
+        if self.checks.is_empty() {
+            return err("the case has no [[check]]: it would run and judge nothing".into());
+        }
         for c in &self.checks {
             let Some(run) = self.runs.iter().find(|r| r.id == c.run) else {
                 return err(format!(
@@ -322,9 +325,97 @@ impl CaseFile {
                     c.name
                 ));
             }
+            check_values(c, run, origin).or_else(err)?;
         }
         Ok(())
     }
+}
+
+/// The values a check reads, against what its run can give: a counter that exists, a point
+/// and a `per_unit_drop` parameter of the full run's sweep (the reduced form may drop a
+/// point: its check is then not evaluated), a band that is a range, and two different
+/// variants where two are compared. Each would otherwise be a FAIL with NaN after the work.
+fn check_values(c: &CheckSpec, run: &RunSpec, origin: &str) -> Result<(), String> {
+    let name = &c.name;
+    if let Some(k) = &c.counter {
+        let known: Vec<&str> = crate::runner::RunCounters::default()
+            .fields()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        // `metric.NAME` depends on the workload: checked when the run's results are read.
+        let metric = k.strip_prefix("metric.").is_some_and(|m| !m.is_empty());
+        if !metric && !known.contains(&k.as_str()) {
+            return Err(format!(
+                "check '{name}': unknown counter '{k}'; give one of {}, or metric.NAME for a metric of the workload",
+                known.join(", ")
+            ));
+        }
+    }
+    if c.than == Some(c.variant) || c.others.contains(&c.variant) {
+        return Err(format!(
+            "check '{name}' compares variant {} with itself",
+            c.variant
+        ));
+    }
+    if c.kind == CheckKind::Band {
+        let (low, high) = (c.low.unwrap_or(f64::NAN), c.high.unwrap_or(f64::NAN));
+        if !(low.is_finite() && high.is_finite() && low <= high) {
+            return Err(format!(
+                "check '{name}': the band {low}-{high} is not a range (low and high are numbers, low <= high)"
+            ));
+        }
+    }
+    if run.kind != RunKind::Compare {
+        return Ok(());
+    }
+    let sweep = sweep_axes(&run.sweep, origin).map_err(|e| e.to_string())?;
+    let values_of = |k: &str| sweep.iter().find(|(sk, _)| sk == k).map(|(_, v)| v);
+    let text = |v: &toml::Value| value_string(v).unwrap_or_else(|_| v.to_string());
+    for (k, v) in &c.point {
+        let v = text(v);
+        match values_of(k) {
+            Some(vals) if vals.contains(&v) => {}
+            Some(vals) => {
+                return Err(format!(
+                    "check '{name}': the point {k}={v} is not in run '{}''s sweep ({k} = {})",
+                    run.id,
+                    vals.join(", ")
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "check '{name}': the point {k}={v} names a key run '{}' does not sweep",
+                    run.id
+                ));
+            }
+        }
+    }
+    if c.kind == CheckKind::PerUnitDrop {
+        let param = c.param.clone().unwrap_or_default();
+        let Some(vals) = values_of(&param) else {
+            return Err(format!(
+                "check '{name}' (per_unit_drop): run '{}' does not sweep '{param}'",
+                run.id
+            ));
+        };
+        for (what, v) in [("from", &c.from), ("to", &c.to)] {
+            let v = v.as_ref().map(text).unwrap_or_default();
+            if !vals.contains(&v) {
+                return Err(format!(
+                    "check '{name}' (per_unit_drop): {what} = {v} is not in run '{}''s sweep ({param} = {})",
+                    run.id,
+                    vals.join(", ")
+                ));
+            }
+            if !v.parse::<f64>().is_ok_and(|n| n.is_finite() && n > 0.0) {
+                return Err(format!(
+                    "check '{name}' (per_unit_drop): {what} = {v} is not a count past zero"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl RunSpec {
@@ -390,4 +481,93 @@ fn table_text(t: &toml::Table) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compare run sweeping clients = 1, 2, 4 and a pinned pair, then `checks`.
+    fn case(checks: &str) -> Result<CaseFile, ExperimentError> {
+        let text = format!(
+            r#"
+name = "T"
+description = "t"
+[[run]]
+id = "c"
+topology = "core2quad"
+workload = "tbench:duration=10ms"
+variants = ["linux-6.6", "linux-6.6,NO_WAKE_AFFINE"]
+sweep = {{ clients = [1, 2, 4] }}
+[run.quick]
+sweep = {{ clients = [1] }}
+[[run]]
+id = "p"
+kind = "pinned_pair"
+topology = "core2quad"
+variants = ["linux-6.6"]
+loops = 10
+{checks}"#
+        );
+        CaseFile::parse(&text, "t.toml")
+    }
+
+    fn refused(checks: &str, needle: &str) {
+        match case(checks) {
+            Ok(_) => panic!("accepted: {checks}"),
+            Err(e) => assert!(e.to_string().contains(needle), "{checks}: {e}"),
+        }
+    }
+
+    #[test]
+    fn the_builtin_cases_parse() {
+        for (n, text) in BUILTIN {
+            CaseFile::parse(text, n).unwrap();
+        }
+    }
+
+    #[test]
+    fn bad_checks_are_refused_before_running() {
+        let ok = "[[check]]\nrun = \"c\"\nname = \"x\"\nkind = \"ratio\"\nvariant = 1\nrule = \"same\"\npoint = { clients = 4 }\n";
+        case(ok).unwrap();
+        refused("", "no [[check]]");
+        refused(
+            &ok.replace("clients = 4", "clients = 3"),
+            "the point clients=3 is not in run 'c''s sweep",
+        );
+        refused(
+            &ok.replace("clients = 4", "groups = 4"),
+            "names a key run 'c' does not sweep",
+        );
+        refused(
+            "[[check]]\nrun = \"c\"\nname = \"x\"\nkind = \"lowest\"\ncounter = \"ctx_swiches\"\n",
+            "unknown counter 'ctx_swiches'",
+        );
+        case(
+            "[[check]]\nrun = \"c\"\nname = \"x\"\nkind = \"lowest\"\ncounter = \"ctx_switches\"\n",
+        )
+        .unwrap();
+        refused(
+            "[[check]]\nrun = \"c\"\nname = \"x\"\nkind = \"counter_greater\"\ncounter = \"ctx_switches\"\nvariant = 1\nthan = 1\n",
+            "compares variant 1 with itself",
+        );
+        for (low, high) in [("2.0", "1.0"), ("nan", "2.0"), ("1.0", "inf")] {
+            refused(
+                &format!(
+                    "[[check]]\nrun = \"p\"\nname = \"x\"\nkind = \"band\"\nlow = {low}\nhigh = {high}\n"
+                ),
+                "is not a range",
+            );
+        }
+        let drop = "[[check]]\nrun = \"c\"\nname = \"x\"\nkind = \"per_unit_drop\"\nvariant = 1\nparam = \"clients\"\nfrom = 1\nto = 4\n";
+        case(drop).unwrap();
+        refused(
+            &drop.replace("param = \"clients\"", "param = \"groups\""),
+            "does not sweep 'groups'",
+        );
+        refused(
+            &drop.replace("to = 4", "to = 8"),
+            "to = 8 is not in run 'c''s sweep",
+        );
+    }
 }

@@ -160,6 +160,30 @@ pub fn run_case(
         let Some((_, out)) = outputs.iter().find(|(id, _)| *id == spec.run) else {
             continue;
         };
+        // A `metric.NAME` counter is known once the workload has run: one it does not report
+        // is bad input, not a failed check with NaN.
+        if let (Some(k), RunOutput::Compare { report, .. }) = (&spec.counter, out)
+            && let Some(p) = report.points.first()
+            && p.variants.iter().any(|v| !v.counters.contains_key(k))
+        {
+            let metrics: Vec<&str> = p.variants[0]
+                .counters
+                .keys()
+                .filter(|n| n.starts_with("metric."))
+                .map(String::as_str)
+                .collect();
+            return Err(ExperimentError::Input(format!(
+                "{}: check '{}': run '{}' has no counter '{k}' (its metrics: {}; the headline metric is the mean itself: leave counter out)",
+                case.name,
+                spec.name,
+                spec.run,
+                if metrics.is_empty() {
+                    "none".to_string()
+                } else {
+                    metrics.join(", ")
+                }
+            )));
+        }
         if let Some(c) = evaluate(spec, out) {
             checks.push(c);
         }

@@ -1,0 +1,76 @@
+//! SIGINT, SIGTERM and SIGHUP for every command but `host` (which keeps its own clean-up
+//! path): one signal stops the command within a second. A simulation can run for minutes
+//! and the engine has no stop hook, so waiting for the runs in progress is no answer: no
+//! new run starts (`runner::INTERRUPTED`), a moment is left for the command to end on its
+//! own (a `compare` whose runs were all done prints its report), then the process exits
+//! 128 + the signal (130 for SIGINT, 143 for SIGTERM). Runs already appended to an `--out`
+//! file are whole (the exit waits for a line being written, `runner::OUT_WRITE`), so
+//! `--resume` continues from them. A second signal exits at once.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+/// The first signal received (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// How long a command has after the signal to end by itself.
+const GRACE: Duration = Duration::from_millis(300);
+/// How often the watcher looks for a signal.
+const POLL: Duration = Duration::from_millis(20);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // Async-signal-safe only: atomics and `_exit`.
+    if SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
+        // SAFETY: `_exit` is async-signal-safe.
+        unsafe { libc::_exit(128 + sig) }
+    }
+    schedlab_experiment::runner::INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Installs the handlers and the thread that ends the process after a signal.
+pub fn install() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores atomics (or calls `_exit`).
+        unsafe {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+    std::thread::spawn(|| {
+        loop {
+            std::thread::sleep(POLL);
+            let sig = SIGNAL.load(Ordering::SeqCst);
+            if sig == 0 {
+                continue;
+            }
+            eprintln!(
+                "\ninterrupted ({}): stopping; runs already written are kept",
+                name(sig)
+            );
+            std::thread::sleep(GRACE);
+            // No run line is half written when the process ends.
+            let _whole = schedlab_experiment::runner::OUT_WRITE
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
+/// The exit status of a command that stopped early on a signal: 128 + the signal, 130 when
+/// none was received (an interruption set another way).
+pub fn exit_code() -> i32 {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => 130,
+        s => 128 + s,
+    }
+}
+
+fn name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "signal",
+    }
+}
