@@ -8,18 +8,18 @@
 
 mod common;
 
-use common::{schedlab, success, tempdir, tracefs_state};
+use common::{schedlab_host_env, success, tempdir, tracefs_state};
 use std::time::{Duration, Instant};
 
 /// Runs `schedlab host ARGS`, expecting success; returns stdout.
 fn host_ok(args: &[&str]) -> String {
-    let out = schedlab().arg("host").args(args).output().unwrap();
+    let out = schedlab_host_env().arg("host").args(args).output().unwrap();
     success(&out, format_args!("host {args:?}"))
 }
 
 /// Runs `schedlab host ARGS`, expecting exit 2; returns stderr.
 fn host_err(args: &[&str]) -> String {
-    let out = schedlab().arg("host").args(args).output().unwrap();
+    let out = schedlab_host_env().arg("host").args(args).output().unwrap();
     let se = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "host {args:?}: {se}");
     se
@@ -368,7 +368,7 @@ fn capture_writes_both_files_and_restores_tracefs() {
     let dir = tempdir();
     let base = dir.path().join("sleep");
     let before = tracefs_state();
-    let out = schedlab()
+    let out = schedlab_host_env()
         .args([
             "host",
             "capture",
@@ -402,7 +402,7 @@ fn capture_writes_both_files_and_restores_tracefs() {
 
 #[test]
 fn capture_without_command_is_a_usage_error() {
-    let out = schedlab()
+    let out = schedlab_host_env()
         .args(["host", "capture", "-o", "/tmp/x"])
         .output()
         .unwrap();
@@ -605,7 +605,7 @@ fn calibrate_replay_refits_recorded_measurements_without_measuring() {
         "{text}"
     );
     // The file is a valid profile the simulator reads.
-    let run = schedlab()
+    let run = schedlab_host_env()
         .args(["run", "-t", "1n1l2c1t", "-w", "pipe:loops=100", "--profile"])
         .arg(&out_path)
         .output()

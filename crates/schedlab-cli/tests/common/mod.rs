@@ -27,6 +27,17 @@ pub fn schedlab() -> assert_cmd::Command {
     c
 }
 
+/// The binary as a command that keeps the test's own [`SYSFS_ROOT_ENV`]: the host tests,
+/// which `.ci/run` reruns on other machines' sysfs trees through that variable.
+#[allow(dead_code)]
+pub fn schedlab_host_env() -> assert_cmd::Command {
+    let mut c = schedlab();
+    if let Some(v) = std::env::var_os(SYSFS_ROOT_ENV) {
+        c.env(SYSFS_ROOT_ENV, v);
+    }
+    c
+}
+
 /// The repository root (the docs' commands name paths relative to it).
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
