@@ -1,12 +1,12 @@
 //! The experiment a call describes, built as `schedlab run`/`compare` build it from their
-//! flags (`experiment_from` and `check_plan` in `crates/schedlab-cli/src/experiment_cmd.rs`),
+//! flags (`experiment_from` in `crates/schedlab-cli/src/experiment_cmd.rs`; `check_plan` is the
+//! CLI's own, compiled in with its checks),
 //! with the same defaults, the same checks and the same messages. Keep the two in step: the
 //! tests compare this module's results and errors with the binary's.
 
 use crate::cli_checks as checks;
 use anyhow::{Result, bail};
-use schedlab_experiment::plan::{Experiment, Plan};
-use schedlab_experiment::runner::{Machine, run_one};
+use schedlab_experiment::plan::Experiment;
 use std::path::{Path, PathBuf};
 
 /// Default machine (`-t`), workload, sweep and variant: the CLI's.
@@ -107,57 +107,6 @@ pub fn experiment_from(
         e.topology = root.to_string_lossy().into_owned();
     }
     Ok((e, desc))
-}
-
-/// Most runs of one plan without `force` (the CLI's `checks::MAX_RUNS`).
-const RECORD_BYTES: usize = 4096;
-/// Plans of this many runs or more are timed by one pilot run first.
-const PILOT_FROM: usize = 100;
-/// The longest estimate that starts without `force`.
-const MAX_EST_S: f64 = 3600.0;
-
-/// `check_plan` of the CLI: too many points, or (without `force`) too many runs or more than
-/// an hour by a one-run estimate. The flag named in the messages is the CLI's (`--force`),
-/// which is `force=True` here.
-pub fn check_plan(plan: &Plan, jobs: usize, force: bool, reruns: usize) -> Result<()> {
-    use checks::{MAX_POINTS, MAX_RUNS};
-    let points = plan.points.len();
-    if points > MAX_POINTS {
-        bail!("the sweep has {points} points: at most {MAX_POINTS}; sweep fewer values");
-    }
-    let e = &plan.experiment;
-    let reps = if e.until_ci.is_some() {
-        e.max_reps.max(e.reps)
-    } else {
-        e.reps
-    };
-    let runs = points * e.variants.len() * reps * reruns;
-    let mib = runs * RECORD_BYTES / (1 << 20);
-    if runs > MAX_RUNS && !force {
-        bail!(
-            "the plan has {runs} runs ({points} points × {} variants × {reps} repetitions), about {mib} MiB of results in memory: more than {MAX_RUNS} runs needs --force",
-            e.variants.len()
-        );
-    }
-    if runs >= PILOT_FROM && !force {
-        let machine = Machine::load(plan)?;
-        let t0 = std::time::Instant::now();
-        run_one(plan, &machine, plan.keys(0..1)[0], false)?;
-        let one = t0.elapsed().as_secs_f64();
-        let threads = if jobs == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            jobs
-        };
-        let est = one * runs as f64 / threads as f64;
-        if est > MAX_EST_S {
-            bail!(
-                "the plan has {runs} runs; its first run took {one:.2} s, so about {:.1} h on {threads} threads: more than an hour needs --force (or use --shard to split it)",
-                est / 3600.0
-            );
-        }
-    }
-    Ok(())
 }
 
 /// `--min-effect`'s check: a percentage from 0 to below 100 (clap's value parser in the CLI).

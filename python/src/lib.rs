@@ -115,7 +115,7 @@ fn compare_impl(c: CompareCall) -> Result<Compared> {
     } else {
         1
     };
-    args::check_plan(&plan, jobs, c.force, reruns)?;
+    cli_checks::check_plan(&plan, jobs, c.force, reruns)?;
     let opts = ExecOptions {
         jobs,
         ..Default::default()

@@ -387,58 +387,6 @@ fn run_progress(
     }
 }
 
-/// Refuses, before any run, a plan past the bounds: too many points, or (without `--force`)
-/// more runs than memory holds or than finish in an hour by a one-run estimate.
-fn check_plan(plan: &Plan, jobs: usize, force: bool, reruns: usize) -> Result<()> {
-    use crate::checks::{MAX_POINTS, MAX_RUNS};
-    let points = plan.points.len();
-    if points > MAX_POINTS {
-        bail!("the sweep has {points} points: at most {MAX_POINTS}; sweep fewer values");
-    }
-    let e = &plan.experiment;
-    let reps = if e.until_ci.is_some() {
-        e.max_reps.max(e.reps)
-    } else {
-        e.reps
-    };
-    let runs = points * e.variants.len() * reps * reruns;
-    // A finished run is kept in memory as a record of a few KiB until the report is built.
-    let mib = runs * RECORD_BYTES / (1 << 20);
-    if runs > MAX_RUNS && !force {
-        bail!(
-            "the plan has {runs} runs ({points} points × {} variants × {reps} repetitions), about {mib} MiB of results in memory: more than {MAX_RUNS} runs needs --force",
-            e.variants.len()
-        );
-    }
-    if runs >= PILOT_FROM && !force {
-        let machine = Machine::load(plan)?;
-        let t0 = std::time::Instant::now();
-        run_one(plan, &machine, plan.keys(0..1)[0], false)?;
-        let one = t0.elapsed().as_secs_f64();
-        let threads = if jobs == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            jobs
-        };
-        let est = one * runs as f64 / threads as f64;
-        if est > MAX_EST_S {
-            bail!(
-                "the plan has {runs} runs; its first run took {one:.2} s, so about {:.1} h on {threads} threads: more than an hour needs --force (or use --shard to split it)",
-                est / 3600.0
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Bytes one run's record takes in memory (its JSON line is 1-2 KiB; the parsed form more).
-const RECORD_BYTES: usize = 4096;
-/// Plans of this many runs or more are timed by one pilot run before they start (it adds at
-/// most 1 % to their time; fewer runs of a slow workload could still take hours unchecked).
-const PILOT_FROM: usize = 100;
-/// The longest estimate that starts without `--force`.
-const MAX_EST_S: f64 = 3600.0;
-
 /// Runs `schedlab compare`.
 pub fn compare(args: CompareArgs) -> Result<()> {
     let variants = if args.variants.is_empty() && args.file.is_none() {
@@ -512,7 +460,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     } else {
         1
     };
-    check_plan(&plan, jobs, args.force, reruns)?;
+    crate::checks::check_plan(&plan, jobs, args.force, reruns)?;
     let tty = std::io::stderr().is_terminal();
     // --until-ci adds repetitions up to --max-reps: count against that cap, the most it runs.
     let (reps, what) = match plan.experiment.until_ci {
