@@ -18,6 +18,9 @@ level with the waker). Environment switches: SLICE, DELAY, ZERO, ZREQ, LAGX, PRO
 
 Usage: schedlab host capture -o pair.txt -- schedlab host run pipe:loops=5000,cpu_a=0,cpu_b=0
        scripts/eevdf-pair-replay.py pair.txt
+   or, at cycle resolution (the mono clock prints whole microseconds):
+       scripts/host/pair-capture-tsc.sh pair.txt
+       TSC_MHZ=$(scripts/host/pair-capture-tsc.sh --mhz) scripts/eevdf-pair-replay.py pair.txt
 See docs/fidelity.md ("2026-12-02, later: ...")."""
 import sys, re, collections
 import os
@@ -28,14 +31,20 @@ ZREQ = os.environ.get("ZREQ", "1") == "1" and ZERO
 LAGX = float(os.environ.get("LAGX", "1"))
 PROTECT = os.environ.get("PROTECT", "1") == "1"
 ENGINE_ORDER = os.environ.get("ORDER", "kernel") == "engine"
-sw = re.compile(r"\s(\d+\.\d+): sched_switch: prev_comm=\S+ prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=\S+ next_pid=(\d+)")
-wk = re.compile(r"-(\d+)\s.*?\[(\d+)\] (\S+)\s+(\d+\.\d+): sched_wakeup: comm=\S+ pid=(\d+)")
+TS = r"(\d+(?:\.\d+)?)"  # seconds (µs resolution), or raw cycles with the x86-tsc clock
+TSC_MHZ = float(os.environ.get("TSC_MHZ", "0"))  # set for an x86-tsc capture: ns = cycles / MHz x 1000
+def ns(text):
+    if "." not in text and TSC_MHZ <= 0:
+        sys.exit("raw-cycle timestamps (x86-tsc clock): set TSC_MHZ to the TSC frequency in MHz")
+    return round(int(text) * 1000 / TSC_MHZ) if "." not in text else round(float(text) * 1e9)
+sw = re.compile(r"\s" + TS + r": sched_switch: prev_comm=\S+ prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=\S+ next_pid=(\d+)")
+wk = re.compile(r"-(\d+)\s.*?\[(\d+)\] (\S+)\s+" + TS + r": sched_wakeup: comm=\S+ pid=(\d+)")
 ev = []
 for line in open(sys.argv[1]):
     m = sw.search(line)
-    if m: ev.append(("sw", round(float(m.group(1)) * 1e9), m.group(2), m.group(3)[0], m.group(4))); continue
+    if m: ev.append(("sw", ns(m.group(1)), m.group(2), m.group(3)[0], m.group(4))); continue
     m = wk.search(line)
-    if m: ev.append(("wk", round(float(m.group(4)) * 1e9), m.group(1), "N" in m.group(3), m.group(5)))
+    if m: ev.append(("wk", ns(m.group(4)), m.group(1), "N" in m.group(3), m.group(5)))
 cnt = collections.Counter(e[4] for e in ev if e[0] == "wk")
 pair = [p for p, _ in cnt.most_common(2)]
 class T:
