@@ -139,3 +139,61 @@ fn o1_cpu_bound_tasks_rotate_once_per_timeslice_not_every_tick() {
     let inv: u64 = s.task_stats().iter().map(|t| t.nr_involuntary).sum();
     assert!((10..=40).contains(&inv), "{inv} involuntary switches");
 }
+
+/// A sender pinned to CPU 2 (node 1) writes 1,000 messages over a UNIX socket to a reader
+/// pinned to CPU 3 (node 1); the sender's home node is `home`.
+fn remote_sender(mem_intensity: f64, home: usize) -> Workload {
+    let mut w = Workload::new("remote-sender");
+    let ch = w.channel(schedlab_engine::ChannelKind::unix(), "s");
+    let mut snd = TaskSpec::new(
+        "sender",
+        vec![
+            Op::Loop(1000),
+            Op::Send {
+                ch,
+                bytes: Dist::Const(100),
+            },
+            Op::EndLoop,
+        ],
+    );
+    snd.mem_intensity = mem_intensity;
+    snd.home_node = Some(home);
+    snd.affinity = Some(CpuSet::from_cpus(4, [2].map(CpuId::new)));
+    let mut rcv = TaskSpec::new(
+        "receiver",
+        vec![Op::Loop(1000), Op::Recv { ch }, Op::EndLoop],
+    );
+    rcv.affinity = Some(CpuSet::from_cpus(4, [3].map(CpuId::new)));
+    w.spawn(snd);
+    w.spawn(rcv);
+    w
+}
+
+#[test]
+fn socket_kernel_work_pays_the_remote_memory_factor_off_the_home_node() {
+    let sender_cpu = |mi: f64, home: usize| {
+        let mut s = sim(
+            remote_sender(mi, home),
+            SchedConfig::default(),
+            Box::new(PrevCpu),
+        );
+        assert_eq!(s.run(), EndReason::AllExited);
+        stat(&s, "sender").sum_exec_ns
+    };
+    // Memory-bound, away from home (node 0, one distance step): each send's kernel work
+    // (`unix_op_ns`, 1.2 µs by default) runs 1 + 0.5 × 1 × 1 = 1.5x slower: 1,000 × 0.6 µs
+    // more CPU than at home, and a little more for the wakeups the slower pace changes
+    // (the reader finds the socket empty more often).
+    let (away, at_home, plain) = (sender_cpu(1.0, 0), sender_cpu(1.0, 1), sender_cpu(0.0, 0));
+    let scaled = 1000.0 * 0.5 * MachineProfile::default().transfer.unix_op_ns as f64;
+    let extra = away as f64 - at_home as f64;
+    assert!(
+        (scaled..1.25 * scaled).contains(&extra),
+        "away {away} ns, at home {at_home} ns, scaled kernel work {scaled} ns"
+    );
+    // No memory intensity: where the home is does not matter.
+    assert_eq!(
+        plain, at_home,
+        "intensity 0 {plain} ns, at home {at_home} ns"
+    );
+}

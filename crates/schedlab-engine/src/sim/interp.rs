@@ -269,21 +269,30 @@ impl Simulation {
     /// proportion to its memory intensity.
     fn step_compute(&mut self, t: TaskId, cpu: CpuId, d: &Dist, c: &mut OpCost) {
         let mut work = self.sample(d) as f64;
-        let task = &self.core.tasks[t];
-        if task.mem_intensity > 0.0
-            && let Some(home) = task.home_node
-        {
-            let dist = self
-                .core
-                .topo
-                .node_distance(home, self.core.topo.cpu(cpu).node) as f64;
-            let steps = (dist / 10.0 - 1.0).max(0.0);
-            work *= 1.0 + self.core.profile.cpu.remote_memory_slowdown * task.mem_intensity * steps;
+        if let Some(f) = self.remote_memory_factor(t, cpu) {
+            work *= f;
         }
         self.core.tasks[t].pc += 1;
         // User/system split: compute ops are user time.
         c.user = work;
         c.cost += work;
+    }
+
+    /// How much slower `t`'s memory-bound work runs on `cpu` than on its home node:
+    /// `1 + remote_memory_slowdown × mem_intensity × (SLIT distance / 10 - 1)`, or `None`
+    /// for a task without memory intensity or home node (nothing to scale).
+    pub(super) fn remote_memory_factor(&self, t: TaskId, cpu: CpuId) -> Option<f64> {
+        let task = &self.core.tasks[t];
+        if task.mem_intensity <= 0.0 {
+            return None;
+        }
+        let home = task.home_node?;
+        let dist = self
+            .core
+            .topo
+            .node_distance(home, self.core.topo.cpu(cpu).node) as f64;
+        let steps = (dist / 10.0 - 1.0).max(0.0);
+        Some(1.0 + self.core.profile.cpu.remote_memory_slowdown * task.mem_intensity * steps)
     }
 
     /// The timed sleeps: a relative `Sleep`, or the next period of a periodic `Timer`.

@@ -19,6 +19,21 @@ use crate::task::{Op, TaskId};
 use schedlab_topo::CpuId;
 
 impl Simulation {
+    /// A channel op's kernel work for task `t` on `cpu`: `channel_op_ns`, slowed by the
+    /// remote-memory factor of a task with memory intensity away from its home node. The
+    /// kernel work of a socket or pipe call touches the task's kernel stack and
+    /// `task_struct`, which `dup_task_struct()` allocates on the forking CPU's node, and
+    /// objects its creator allocated (`sk_alloc()`, `alloc_pipe_info()`: the creating
+    /// CPU's node). A workload gives its tasks a memory intensity only where it says so
+    /// (hackbench's `mem_intensity`, 0 by default).
+    fn kernel_op_ns(&self, t: TaskId, cpu: CpuId, ch: usize, send: bool) -> f64 {
+        let ns = self.channel_op_ns(ch, send);
+        match self.remote_memory_factor(t, cpu) {
+            Some(f) => ns * f,
+            None => ns,
+        }
+    }
+
     /// A send on channel `ch`: the message is queued (or the writer sleeps on a full
     /// channel), the reader is woken, and for loopback the receive softirq runs here.
     #[allow(clippy::too_many_arguments)]
@@ -48,7 +63,7 @@ impl Simulation {
                 // delivers it (`sim/softirq.rs`).
                 self.core.tasks[t].pc += 1;
                 c.extra += sys.full
-                    + self.channel_op_ns(ch, false)
+                    + self.kernel_op_ns(t, cpu, ch, false)
                     + n as f64 * self.core.profile.transfer.copy_ns_per_byte
                     + self.touch(Object::Channel(ch), cpu);
                 self.objects.channels[ch].hidden += 1;
@@ -63,7 +78,7 @@ impl Simulation {
                 // copy, the object's lines and the kernel work up to the wakeup (for
                 // loopback, the softirq receive path that issues it).
                 c.extra += sys.entry
-                    + self.channel_op_ns(ch, true)
+                    + self.kernel_op_ns(t, cpu, ch, true)
                     + n as f64 * self.core.profile.transfer.copy_ns_per_byte
                     + self.touch(Object::Channel(ch), cpu);
                 if kind.is_loopback() {
@@ -130,7 +145,7 @@ impl Simulation {
                     + sys.exit
                     + msg.bytes as f64 * tr.copy_ns_per_byte
                     + extra
-                    + self.channel_op_ns(ch, false);
+                    + self.kernel_op_ns(t, cpu, ch, false);
                 let n = wake_writers.min(self.objects.channels[ch].writers.len());
                 let rule = self.core.cfg.wake.writer(self.objects.channels[ch].kind);
                 for _ in 0..n {

@@ -31,6 +31,9 @@ pub(crate) struct Shape {
     pub datasize: u64,
     pub kind: ChannelKind,
     pub threads: bool,
+    /// How memory-bound a worker's kernel work is away from the node it first ran on
+    /// (`mem_intensity`; 0 = not modelled).
+    pub mem_intensity: f64,
 }
 
 /// What [`add`] declared.
@@ -75,6 +78,7 @@ pub(crate) fn add(w: &mut Workload, s: &Shape, prefix: Vec<Op>, mm: u32, tag: &s
             );
             r.mm = mm;
             r.ws_bytes = WORKER_WS_BYTES;
+            r.mem_intensity = s.mem_intensity;
             let id = w.spec(r);
             main.push(Op::Fork(id));
         }
@@ -94,6 +98,7 @@ pub(crate) fn add(w: &mut Workload, s: &Shape, prefix: Vec<Op>, mm: u32, tag: &s
         let mut snd = TaskSpec::new(format!("{tag}sender"), prog);
         snd.mm = mm;
         snd.ws_bytes = WORKER_WS_BYTES;
+        snd.mem_intensity = s.mem_intensity;
         let sid = w.spec(snd);
         main.extend([Op::Loop(s.fds), Op::Fork(sid), Op::EndLoop]);
     }
@@ -136,6 +141,13 @@ pub(crate) const INFO: WorkloadInfo = WorkloadInfo {
             "process|thread",
             "workers as processes (-P, default) or threads (-T)",
         ),
+        param(
+            "mem_intensity",
+            "0",
+            "fraction",
+            "how memory-bound a worker's socket/pipe kernel work is off the node it first ran on \
+             (its kernel stack, task_struct and the parent's sockets live there); 0 = not modelled",
+        ),
     ],
     build,
 };
@@ -147,6 +159,14 @@ pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadErr
     let datasize = a.int("datasize", 1, 1 << 20)?;
     let ipc = a.choice("ipc")?;
     let threads = a.choice("mode")? == "thread";
+    // Off by default: no published figure says how memory-bound the socket path of a
+    // hackbench worker is on a given machine (docs/validation.md, R3's analysis); a value
+    // is a what-if, like kernbench's and numa-test's intensities but without their basis.
+    let mem_intensity = a.float("mem_intensity")?;
+    if !(0.0..=1.0).contains(&mem_intensity) {
+        let given = a.text("mem_intensity").unwrap_or_default();
+        return Err(a.err("mem_intensity", given, "must be between 0 and 1"));
+    }
     if groups * fds * 2 > MAX_TASKS {
         return Err(a.err(
             "groups",
@@ -169,6 +189,7 @@ pub(crate) fn build(a: &mut Args, _topo: &Topology) -> Result<Built, WorkloadErr
         datasize,
         kind,
         threads,
+        mem_intensity,
     };
     let mut w = Workload::new("hackbench");
     let parts = add(&mut w, &shape, Vec::new(), 0, "");

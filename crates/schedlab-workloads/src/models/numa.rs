@@ -121,6 +121,7 @@ pub(crate) fn build(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadErro
             datasize: 100,
             kind: ChannelKind::unix(),
             threads: false,
+            mem_intensity: 0.0,
         };
         let prefix = if delay > 0 {
             vec![Op::Sleep(Dist::Const(delay))]
