@@ -495,6 +495,25 @@ fn lat_ctx_parallel_runs_copies_of_the_ring() {
     assert_eq!(delivered(&sim, "ring"), 4 * 3 * 200);
     assert_eq!(delivered(&sim, "overhead"), 4 * 200);
     assert!(val(&r, "ctx_us_3") > 0.0);
+    // As in lat_ctx.c, only the token's first holder (and each copy's overhead loop) waits
+    // for benchmp's start; the ring's other processes block on their pipes from the start,
+    // so the start wakes 2 tasks per copy, not the whole ring.
+    let inst = instantiate(
+        &parse_spec("lat-ctx:procs=3,rounds=200,parallel=4").unwrap(),
+        &topo,
+    )
+    .unwrap();
+    let waiting = inst
+        .workload
+        .specs
+        .iter()
+        .filter(|s| {
+            s.program
+                .iter()
+                .any(|op| matches!(op, schedlab_engine::Op::Barrier(_)))
+        })
+        .count();
+    assert_eq!(waiting, 2 * 4);
     let e = run_spec("lat-ctx:procs=1000,parallel=100000", &topo)
         .err()
         .expect("refused")

@@ -183,8 +183,12 @@ pub(crate) fn build_ctx(a: &mut Args, _topo: &Topology) -> Result<Built, Workloa
     let sum = (size_kb as f64 * 1024.0 * SUM_NS_PER_BYTE).round() as u64;
     let mut w = Workload::new("lat-ctx");
     let start = w.hist("ring_start");
-    // benchmp's -P: every copy measures its overhead, then all start their rings together.
-    let barrier = w.barrier(((procs + 1) * parallel) as u32);
+    // benchmp's -P: every copy measures its overhead, then all start their rings together:
+    // the parent's start signal releases each copy's overhead task and the ring process that
+    // holds the token. The ring's other processes are already blocked in read() on their
+    // pipes (lat_ctx's `doit()` loops on read, then write), as they are from the moment
+    // `initialize()` forked them; they do not wait at the start.
+    let barrier = w.barrier((2 * parallel) as u32);
     for copy in 0..parallel {
         ring_copy(&mut w, copy, procs, rounds, size_kb, sum, barrier, start);
     }
@@ -236,13 +240,18 @@ fn ring_copy(
         .collect();
     for i in 0..procs as usize {
         let (inp, out) = (chans[i], chans[(i + 1) % procs as usize]);
-        let mut prog = vec![
-            Op::Barrier(barrier),
-            Op::RecordSince {
-                hist: start,
-                slot: ABS,
-            },
-        ];
+        // Only the token's first holder waits for the start; the others block on their pipe.
+        let mut prog = if i == 0 {
+            vec![
+                Op::Barrier(barrier),
+                Op::RecordSince {
+                    hist: start,
+                    slot: ABS,
+                },
+            ]
+        } else {
+            Vec::new()
+        };
         let hop = |p: &mut Vec<Op>| {
             p.push(Op::Recv { ch: inp });
             if sum > 0 {
