@@ -495,6 +495,29 @@ fn lat_ctx_parallel_runs_copies_of_the_ring() {
     assert_eq!(delivered(&sim, "ring"), 4 * 3 * 200);
     assert_eq!(delivered(&sim, "overhead"), 4 * 200);
     assert!(val(&r, "ctx_us_3") > 0.0);
+    // The time is each copy's ring time averaged over the copies (every copy's token
+    // records its last return home), not the last copy's: with 8 copies on 4 CPUs the
+    // copies finish at different times, and the mean lies below the last one.
+    let (r8, sim8, _) = run_spec("lat-ctx:procs=3,rounds=200,parallel=8", &topo).unwrap();
+    let hist = |name: &str| {
+        let id = sim8
+            .workload()
+            .hists
+            .iter()
+            .position(|h| h == name)
+            .unwrap();
+        sim8.user_hist(id)
+    };
+    let (start, ends) = (hist("ring_start").min() as f64, hist("ring_end"));
+    assert_eq!(ends.len(), 8);
+    let per_hop = |end: f64| (end - start) / 1e3 / 600.0 - val(&r8, "overhead_us");
+    let (mean, last) = (per_hop(ends.mean()), per_hop(ends.max() as f64));
+    let got = val(&r8, "ctx_us_3");
+    assert!(
+        (got - mean).abs() < 0.01 * mean,
+        "{got} µs, mean {mean}, last {last}"
+    );
+    assert!(got < 0.98 * last, "{got} µs, last copy's {last}");
     // As in lat_ctx.c, only the token's first holder (and each copy's overhead loop) waits
     // for benchmp's start; the ring's other processes block on their pipes from the start,
     // so the start wakes 2 tasks per copy, not the whole ring.
