@@ -124,17 +124,23 @@ pub fn run(cmd: ReplayCmd) -> Result<()> {
     }
 }
 
-/// A text trace, gunzipped on the fly when it ends in `.gz`.
+/// A text trace, gunzipped on the fly when it holds gzip data (by its magic bytes, whatever
+/// the file is called: `trace.txt` that is really `trace.txt.gz` reads the same).
 fn open_text(path: &Path) -> Result<Box<dyn std::io::BufRead>> {
+    use std::io::BufRead;
     let file =
         std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    Ok(if path.extension().is_some_and(|e| e == "gz") {
+    let mut buf = std::io::BufReader::with_capacity(1 << 20, file);
+    let head = buf
+        .fill_buf()
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    Ok(if schedlab_vocab::text::is_gzip(head) {
         Box::new(std::io::BufReader::with_capacity(
             1 << 20,
-            flate2::read::MultiGzDecoder::new(file),
+            flate2::read::MultiGzDecoder::new(buf),
         ))
     } else {
-        Box::new(std::io::BufReader::with_capacity(1 << 20, file))
+        Box::new(buf)
     })
 }
 
