@@ -217,6 +217,23 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The 1-minute load average at or above which `calibrate` warns: a CPU's worth of other
+/// work takes turns with the probes' pinned threads and skews what they time.
+const BUSY_LOAD: f64 = 1.0;
+
+/// Warns, before measuring, when the machine is busy with other work.
+fn warn_if_loaded() {
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok());
+    if let Some(load) = load.filter(|l| *l >= BUSY_LOAD) {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        eprintln!(
+            "warning: the load average (1 min) is {load:.2} on {cpus} CPUs: other work on the machine takes turns with the probes and can make the profile far off; calibrate on an idle machine"
+        );
+    }
+}
+
 fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.replay {
         let text =
@@ -267,6 +284,11 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     };
     // Minutes of measurement must not end in "cannot write".
     crate::checks::writable(&a.output, "-o")?;
+    if let Some(r) = &a.record {
+        crate::checks::writable(r, "--record")?;
+        crate::checks::distinct_outputs(&[("-o", a.output.as_path()), ("--record", r)])?;
+    }
+    warn_if_loaded();
     eprintln!(
         "calibrating for about {:.0} s ...",
         opts.budget.as_secs_f64()
