@@ -266,6 +266,10 @@ impl Machine {
     }
 }
 
+/// The most simulated time a run of a workload without a duration may reach (1 h, the
+/// longest duration a workload may name): past it the run stops with an error naming it.
+pub const MAX_SIM_NS: u64 = 3_600_000_000_000;
+
 /// A workload error of a point, naming the point when there is a sweep.
 pub(crate) fn point_error(plan: &Plan, point: usize, e: impl std::fmt::Display) -> String {
     if plan.points.len() > 1 {
@@ -325,15 +329,25 @@ pub fn run_one(
     let variant = &plan.experiment.variants[key.variant];
     let recipe = SimRecipe::new(variant, machine.topo.clone(), machine.profile.clone(), seed)?;
     let name = recipe.name().to_string();
+    // A workload without a duration runs until its tasks exit, but never past the longest
+    // duration a workload may name: its ops' times could add up to days.
+    let capped = inst.workload.duration_ns.is_none();
     let (mut sim, end) = recipe.run(
         inst.workload.clone(),
         SimOptions {
             seed,
             trace,
             progress: Some(&SIM_TIME_NS),
+            time_limit_ns: capped.then_some(MAX_SIM_NS),
             ..Default::default()
         },
     )?;
+    if capped && end == EndReason::TimeUp {
+        return Err(ExperimentError::Run(format!(
+            "{spec} under {name}: the run reached {} s of simulated time, the most a workload without a duration may run, before its tasks exited; give it a duration, or fewer or shorter ops",
+            MAX_SIM_NS / 1_000_000_000
+        )));
+    }
     if let EndReason::Deadlock(blocked) = &end {
         return Err(ExperimentError::Run(format!(
             "{} under {name} deadlocked at t={} ns; blocked: {}",
