@@ -62,6 +62,7 @@ fn report(points: &[(&str, [&[f64]; 3])], better: Better) -> CompareReport {
                     .collect(),
             })
             .collect(),
+        min_effect: None,
     }
 }
 
@@ -176,6 +177,9 @@ fn zero_spread_gains_are_na_and_huge_values_are_short() {
     let t = r.to_table();
     let stddev = t.lines().find(|l| l.starts_with("Stddev")).unwrap();
     assert!(stddev.contains("n/a"), "{t}");
-    assert!(!t.contains("e13%") && !t.lines().any(|l| l.len() > 200), "{t}");
+    assert!(
+        !t.contains("e13%") && !t.lines().any(|l| l.len() > 200),
+        "{t}"
+    );
     assert!(t.contains("1.0000e308"), "{t}");
 }
