@@ -190,18 +190,18 @@ fn check_pairs(doc: &Doc) -> Result<(), (Option<String>, String)> {
                         ));
                     }
                 }
-                IrOp::Unlock { m, per_cpu } if !m.text.contains('{') => {
-                    if !locks.contains(&(m.text.as_str(), *per_cpu)) {
-                        bad = Some((
-                            m.at.clone(),
-                            format!(
-                                "task '{}': unlock of mutex '{}', which no op locks{} (unlocking a mutex nobody holds does nothing)",
-                                t.name,
-                                m.text,
-                                if *per_cpu { " per CPU" } else { "" }
-                            ),
-                        ));
-                    }
+                IrOp::Unlock { m, per_cpu }
+                    if !m.text.contains('{') && !locks.contains(&(m.text.as_str(), *per_cpu)) =>
+                {
+                    bad = Some((
+                        m.at.clone(),
+                        format!(
+                            "task '{}': unlock of mutex '{}', which no op locks{} (unlocking a mutex nobody holds does nothing)",
+                            t.name,
+                            m.text,
+                            if *per_cpu { " per CPU" } else { "" }
+                        ),
+                    ));
                 }
                 _ => {}
             }
