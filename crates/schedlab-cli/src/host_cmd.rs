@@ -226,12 +226,19 @@ fn warn_if_loaded() {
     let load = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok());
-    if let Some(load) = load.filter(|l| *l >= BUSY_LOAD) {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        eprintln!(
-            "warning: the load average (1 min) is {load:.2} on {cpus} CPUs: other work on the machine takes turns with the probes and can make the profile far off; calibrate on an idle machine"
-        );
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(w) = load.and_then(|l| load_warning(l, cpus)) {
+        eprintln!("{w}");
     }
+}
+
+/// The warning for a 1-minute load average of `load` on `cpus` CPUs, if it is high.
+fn load_warning(load: f64, cpus: usize) -> Option<String> {
+    (load >= BUSY_LOAD).then(|| {
+        format!(
+            "warning: the load average (1 min) is {load:.2} on {cpus} CPUs: other work on the machine takes turns with the probes and can make the profile far off; calibrate on an idle machine"
+        )
+    })
 }
 
 fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
@@ -320,4 +327,19 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
         .with_context(|| format!("-o {}: cannot write", a.output.display()))?;
     println!("wrote {}", a.output.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::load_warning;
+
+    #[test]
+    fn a_busy_machine_is_warned_about() {
+        let w = load_warning(3.5, 16).unwrap();
+        assert!(
+            w.contains("3.50 on 16 CPUs") && w.contains("idle machine"),
+            "{w}"
+        );
+        assert!(load_warning(0.2, 16).is_none());
+    }
 }
