@@ -399,3 +399,44 @@ fn a_gzipped_trace_under_any_name_is_read() {
     let toml = success(&out, "replay derive of a renamed .gz");
     assert!(toml.contains("[[task]]"), "{toml}");
 }
+
+/// A sweep builds only its first and last point before the runs: a bad point between them
+/// stops the sweep at its first run, naming the point, exit 2 (issue 49's quadratic start).
+#[test]
+fn a_bad_middle_point_is_named_when_its_run_starts() {
+    let out = schedlab()
+        .args([
+            "compare",
+            "-w",
+            "tbench:duration=1ms",
+            "--sweep",
+            "clients=1,2,0,4",
+        ])
+        .args(["-v", "linux-6.6", "--reps", "1", "-j", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("sweep point clients=0:"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A workload file without a duration whose op times add up to days stops at the bound of
+/// simulated time, naming it (issue 49: 17 simulated days took 122 s).
+#[test]
+fn simulated_time_without_a_duration_is_bounded() {
+    let dir = tempdir();
+    let f = dir.path().join("long.toml");
+    std::fs::write(
+        &f,
+        "[[task]]\nname = \"a\"\nprogram = [ { op = \"loop\", count = 1000, body = [ { op = \"compute\", dist = \"normal\", mean = \"1us\", stddev = \"59m\" } ] } ]\n",
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let err = refused(
+        &["run", "-w", &format!("file:{}", f.display())],
+        "3600 s of simulated time",
+    );
+    assert!(err.contains("give it a duration"), "{err}");
+    assert!(t0.elapsed().as_secs() < 30, "{:?}", t0.elapsed());
+}
