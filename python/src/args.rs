@@ -89,6 +89,10 @@ pub fn experiment_from(
     }
     checks::sweep_keys(&e.sweep)?;
     checks::sweep_values(&e.sweep)?;
+    // The built-in default workload names the clients the default sweep replaces.
+    if common.workload.is_some() || file.is_some() {
+        checks::sweep_vs_spec(&e.workload, &e.sweep)?;
+    }
     checks::distinct_variants(&e.variants)?;
     for v in &e.variants {
         checks::variant(v)?;

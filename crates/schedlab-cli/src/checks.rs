@@ -83,8 +83,17 @@ pub fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
     Ok(())
 }
 
-/// What one switch of a variant sets: a feature on or off, a tunable's value, or the 2.5.59
-/// balancer variant (`orig`, `ingo`, `ingofix`, `ingoB0`: they replace each other).
+/// The preemption models: one group, of which a variant names at most one.
+const PREEMPT_MODELS: [&str; 4] = [
+    "PREEMPT_NONE",
+    "PREEMPT_VOLUNTARY",
+    "PREEMPT_FULL",
+    "PREEMPT_LAZY",
+];
+
+/// What one switch of a variant sets: a feature on or off, a tunable's value, the 2.5.59
+/// balancer variant (`orig`, `ingo`, `ingofix`, `ingoB0`: they replace each other) or the
+/// preemption model (`PREEMPT_NONE` .. `PREEMPT_LAZY`: likewise).
 fn switch_key(sw: &str) -> (String, String) {
     if let Some((k, v)) = sw.split_once('=') {
         return (format!("{}=", k.to_ascii_lowercase()), v.to_string());
@@ -93,6 +102,9 @@ fn switch_key(sw: &str) -> (String, String) {
         return ("balancer variant".into(), sw.to_string());
     }
     let upper = sw.to_ascii_uppercase();
+    if PREEMPT_MODELS.contains(&upper.as_str()) {
+        return ("preemption model".into(), upper);
+    }
     match upper.strip_prefix("NO_") {
         Some(name) => (name.to_string(), "off".into()),
         None => (upper, "on".into()),
@@ -112,9 +124,9 @@ pub fn variant(v: &str) -> Result<()> {
         if let Some((_, first, first_sw)) = seen.iter().find(|(k, _, _)| *k == key)
             && *first != state
         {
-            if key == "balancer variant" {
+            if key == "balancer variant" || key == "preemption model" {
                 bail!(
-                    "variant '{v}': '{first_sw}' and '{sw}' are two balancer variants of {}; they replace each other, give one",
+                    "variant '{v}': '{first_sw}' and '{sw}' are two {key}s of {}; they replace each other, give one",
                     parsed.policy
                 );
             }
@@ -140,15 +152,41 @@ pub fn sweep_keys(sweep: &[(String, Vec<String>)]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a sweep key the workload spec sets too (`-w tbench:clients=4 --sweep
+/// clients=1,2`): each point would replace the spec's value, so the one given in `-w` would be
+/// dropped without a word.
+pub fn sweep_vs_spec(workload: &str, sweep: &[(String, Vec<String>)]) -> Result<()> {
+    let Ok((name, Some(rest))) = schedlab_vocab::split_spec(workload) else {
+        return Ok(());
+    };
+    let Ok(params) = schedlab_vocab::parse_params(name, rest) else {
+        return Ok(());
+    };
+    for (k, v) in &params {
+        if let Some((key, values)) = sweep.iter().find(|(s, _)| s.eq_ignore_ascii_case(k)) {
+            bail!(
+                "--sweep {key}={} and -w {workload} both set '{k}': every point would replace the workload's {k}={v}; give it in one place (drop {k}={v} from -w, or sweep another key)",
+                values.join(",")
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `file:PATH` holding JSON is an rt-app description, which `rtapp:PATH` reads; say so instead
-/// of a TOML parse error.
+/// of a TOML parse error. A TOML file may begin with `[` too (`[[task]]`): only text that
+/// parses as JSON (or a `{`, which TOML never begins with) is taken for JSON.
 pub fn workload_file(spec: &str) -> Result<()> {
     let Some(path) = spec.strip_prefix("file:") else {
         return Ok(());
     };
-    let is_json = path.ends_with(".json")
-        || std::fs::read_to_string(path)
-            .is_ok_and(|t| matches!(t.trim_start().chars().next(), Some('{' | '[')));
+    let looks_json = |t: &str| {
+        let t = schedlab_vocab::text::strip_bom(t).trim_start();
+        t.starts_with('{')
+            || (t.starts_with('[') && serde_json::from_str::<serde_json::Value>(t).is_ok())
+    };
+    let is_json =
+        path.ends_with(".json") || std::fs::read_to_string(path).is_ok_and(|t| looks_json(&t));
     if is_json {
         bail!(
             "-w {spec}: {path} looks like JSON; workload files (file:) are TOML. An rt-app JSON description is read with -w rtapp:{path}"
@@ -322,6 +360,25 @@ mod tests {
         assert!(variant("linux-6.6,NO_SIS_UTIL,SIS_PROP").is_ok());
         assert!(variant("linux-2.5.59,ingoB0,hz=100").is_ok());
         assert!(variant("linux-6.6,WAKE_AFFINE,WAKE_AFFINE").is_ok());
+        let e = variant("linux-6.6,PREEMPT_NONE,PREEMPT_FULL").unwrap_err();
+        assert!(e.to_string().contains("two preemption models"), "{e}");
+        assert!(variant("linux-6.6,preempt_full,PREEMPT_SHORT").is_ok());
+        assert!(variant("linux-6.6,PREEMPT_FULL,PREEMPT_FULL").is_ok());
+    }
+
+    #[test]
+    fn a_sweep_key_the_spec_sets_is_refused() {
+        let s = |k: &str, v: &[&str]| (k.to_string(), v.iter().map(|x| x.to_string()).collect());
+        let err = sweep_vs_spec("tbench:clients=4", &[s("clients", &["1", "2"])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("clients=4") && err.contains("--sweep clients=1,2"),
+            "{err}"
+        );
+        assert!(sweep_vs_spec("tbench:duration=1s", &[s("clients", &["1"])]).is_ok());
+        assert!(sweep_vs_spec("file:x.toml", &[s("clients", &["1"])]).is_ok());
+        assert!(sweep_vs_spec("tbench", &[s("clients", &["1"])]).is_ok());
     }
 
     #[test]

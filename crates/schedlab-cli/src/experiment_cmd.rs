@@ -189,6 +189,10 @@ fn experiment_from(
     }
     crate::checks::sweep_keys(&e.sweep)?;
     crate::checks::sweep_values(&e.sweep)?;
+    // The built-in default workload names the clients the default sweep replaces.
+    if common.workload.is_some() || file.is_some() {
+        crate::checks::sweep_vs_spec(&e.workload, &e.sweep)?;
+    }
     crate::checks::distinct_variants(&e.variants)?;
     for v in &e.variants {
         crate::checks::variant(v)?;
@@ -439,6 +443,11 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     }
     // The bounds (points, repetitions) are checked before the sweep is expanded.
     e.validate()?;
+    if let [only] = e.variants.as_slice() {
+        eprintln!(
+            "note: one variant ({only}): the table shows its values with no baseline to compare against; give a second -v to compare (e.g. -v {only} -v {only},NO_WAKE_AFFINE)"
+        );
+    }
     let plan = Plan::new(e);
     let jobs = args.jobs.unwrap_or(0) as usize;
     if args.sensitivity && !args.explain {
@@ -472,7 +481,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     };
     let planned = plan.keys(0..reps).len() as u64;
     let hidden = (!tty).then(|| schedlab_experiment::progress::hidden_bar(planned));
-    let _ticker = hidden
+    let ticker = hidden
         .clone()
         .map(|b| schedlab_experiment::progress::Ticker::start("compare", what, b));
     let opts = ExecOptions {
@@ -484,6 +493,8 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         bar: hidden,
     };
     let out = schedlab_experiment::compare(&plan, &opts)?;
+    // The comparison's count ends here: --sensitivity's reruns count on their own.
+    drop(ticker);
     if let Some(tr) = &args.common.trace {
         let machine = Machine::load(&plan)?;
         let key = plan.keys(0..1)[0];

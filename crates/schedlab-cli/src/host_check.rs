@@ -73,6 +73,10 @@ pub fn run(a: CheckArgs) -> Result<()> {
             "--quick, --rounds and --record go with --suite (`schedlab host check --suite --quick`)"
         );
     }
+    // Minutes of real runs must not end in "cannot write".
+    if let Some(r) = &a.record {
+        crate::checks::writable(r, "--record")?;
+    }
     // Refused before anything runs: fewer than two rounds have no range.
     let rounds = if a.suite {
         host_suite::rounds(a.rounds, a.quick)?

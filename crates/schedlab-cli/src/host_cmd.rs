@@ -217,6 +217,30 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The 1-minute load average at or above which `calibrate` warns: a CPU's worth of other
+/// work takes turns with the probes' pinned threads and skews what they time.
+const BUSY_LOAD: f64 = 1.0;
+
+/// Warns, before measuring, when the machine is busy with other work.
+fn warn_if_loaded() {
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(w) = load.and_then(|l| load_warning(l, cpus)) {
+        eprintln!("{w}");
+    }
+}
+
+/// The warning for a 1-minute load average of `load` on `cpus` CPUs, if it is high.
+fn load_warning(load: f64, cpus: usize) -> Option<String> {
+    (load >= BUSY_LOAD).then(|| {
+        format!(
+            "warning: the load average (1 min) is {load:.2} on {cpus} CPUs: other work on the machine takes turns with the probes and can make the profile far off; calibrate on an idle machine"
+        )
+    })
+}
+
 fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.replay {
         let text =
@@ -267,6 +291,11 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
     };
     // Minutes of measurement must not end in "cannot write".
     crate::checks::writable(&a.output, "-o")?;
+    if let Some(r) = &a.record {
+        crate::checks::writable(r, "--record")?;
+        crate::checks::distinct_outputs(&[("-o", a.output.as_path()), ("--record", r)])?;
+    }
+    warn_if_loaded();
     eprintln!(
         "calibrating for about {:.0} s ...",
         opts.budget.as_secs_f64()
@@ -298,4 +327,19 @@ fn calibrate_cmd(a: CalibrateArgs) -> anyhow::Result<()> {
         .with_context(|| format!("-o {}: cannot write", a.output.display()))?;
     println!("wrote {}", a.output.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::load_warning;
+
+    #[test]
+    fn a_busy_machine_is_warned_about() {
+        let w = load_warning(3.5, 16).unwrap();
+        assert!(
+            w.contains("3.50 on 16 CPUs") && w.contains("idle machine"),
+            "{w}"
+        );
+        assert!(load_warning(0.2, 16).is_none());
+    }
 }

@@ -124,17 +124,23 @@ pub fn run(cmd: ReplayCmd) -> Result<()> {
     }
 }
 
-/// A text trace, gunzipped on the fly when it ends in `.gz`.
+/// A text trace, gunzipped on the fly when it holds gzip data (by its magic bytes, whatever
+/// the file is called: `trace.txt` that is really `trace.txt.gz` reads the same).
 fn open_text(path: &Path) -> Result<Box<dyn std::io::BufRead>> {
+    use std::io::BufRead;
     let file =
         std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    Ok(if path.extension().is_some_and(|e| e == "gz") {
+    let mut buf = std::io::BufReader::with_capacity(1 << 20, file);
+    let head = buf
+        .fill_buf()
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    Ok(if schedlab_vocab::text::is_gzip(head) {
         Box::new(std::io::BufReader::with_capacity(
             1 << 20,
-            flate2::read::MultiGzDecoder::new(file),
+            flate2::read::MultiGzDecoder::new(buf),
         ))
     } else {
-        Box::new(std::io::BufReader::with_capacity(1 << 20, file))
+        Box::new(buf)
     })
 }
 
@@ -190,21 +196,69 @@ fn derive(f: &DeriveFlags, profile: &MachineProfile) -> Result<Derived> {
         source: f.trace.display().to_string(),
     };
     let path = &f.trace;
-    let d = if is_perfetto(path) {
+    let mut d = if is_perfetto(path) {
         let (trace, stats) = schedlab_trace::perfetto::read_perfetto_file_with_stats(path)?;
         replay::derive_trace(&trace, &stats, &opts)
     } else {
         replay::derive_reader(open_text(path)?, &opts)
     }
     .with_context(|| format!("{}", path.display()))?;
+    // Text read in file order: events out of time order (a shuffled or merged file) are
+    // sorted by timestamp (file order kept among equal ones) and derived again.
+    if d.warnings.out_of_order > 0 && !is_perfetto(path) {
+        let unsorted = d.warnings.out_of_order;
+        let w = d.warnings.clone();
+        let stats = schedlab_trace::perfetto::DecodeStats {
+            lost_events: w.lost_events,
+            truncated: w.truncated,
+            ..Default::default()
+        };
+        d = replay::derive_trace(&load_trace(path)?, &stats, &opts)
+            .with_context(|| format!("{}", path.display()))?;
+        d.warnings.buffer_started = w.buffer_started;
+        eprintln!(
+            "note: {unsorted} events were out of time order: sorted by timestamp before deriving"
+        );
+    }
     for w in d.warnings.lines() {
         eprintln!("warning: {w}");
     }
     Ok(d)
 }
 
+/// The machine and variant a derived workload is tried on before it is written.
+const TRY_TOPOLOGY: &str = "desktop-4c8t";
+const TRY_VARIANT: &str = "linux-6.6";
+
+/// Refuses a derived workload that cannot run: written to a temporary file, built and
+/// simulated for ten times the traced span (at least 1 s, at most 60 s of simulated time).
+/// A trace whose events contradict each other beyond what the derivation mends (lines
+/// moved, every pid the same) gives a file that the simulator refuses or that deadlocks,
+/// though a replay of a whole trace cannot deadlock (docs/replay.md).
+fn check_derived_runs(d: &Derived, profile: &MachineProfile, trace: &Path) -> Result<()> {
+    let tmp = tempfile::Builder::new()
+        .prefix("schedlab-derive-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+    let path = tmp.path().join("replay.toml");
+    std::fs::write(&path, &d.toml).with_context(|| format!("{}: cannot write", path.display()))?;
+    let spec = format!("file:{}", path.display());
+    let limit = d
+        .span_ns
+        .saturating_mul(10)
+        .clamp(1_000_000_000, 60_000_000_000);
+    host_check::sim_runs(TRY_TOPOLOGY, &spec, TRY_VARIANT, profile, limit).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: the workload derived from it cannot run, so it is not written: {e:#}; the trace's events contradict each other (events lost, doubled or moved, or pids rewritten?): capture it again",
+            trace.display()
+        )
+    })
+}
+
 fn derive_cmd(a: DeriveArgs) -> Result<()> {
-    let d = derive(&a.d, &profile(&a.d)?)?;
+    let profile = profile(&a.d)?;
+    let d = derive(&a.d, &profile)?;
+    check_derived_runs(&d, &profile, &a.d.trace)?;
     match &a.output {
         Some(p) => {
             std::fs::write(p, &d.toml).with_context(|| format!("{}: cannot write", p.display()))?;

@@ -126,7 +126,9 @@ fn a_plan_past_the_size_bound_needs_force() {
     let sweep: Vec<String> = (1..=60).map(|i| i.to_string()).collect();
     let sweep = format!("loops={}", sweep.join(","));
     refused(
-        &["compare", "-w", QUICK, "--reps", "10000", "--sweep", &sweep],
+        &[
+            "compare", "-w", "pipe", "--reps", "10000", "--sweep", &sweep,
+        ],
         "needs --force",
     );
 }
@@ -228,7 +230,7 @@ fn plots_are_ratio_by_default_absolute_on_request_and_log_x_for_doubling_sweeps(
     let base = [
         "compare",
         "-w",
-        QUICK,
+        "pipe",
         "--reps",
         "2",
         "--sweep",

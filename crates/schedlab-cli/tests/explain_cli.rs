@@ -168,3 +168,85 @@ fn host_run_schedstat_says_when_the_kernel_has_none() {
     assert!(err.contains("CONFIG_SCHEDSTATS"), "{err}");
     assert!(!dir.path().join("ss").exists(), "no file is written");
 }
+
+/// explain names the wakeup-path decisions a switch changed (per 100 wakeups) and says when
+/// the difference is not significant (issue 49): WAKEUP_BUDDY on tbench declines a few
+/// affine pulls, and 3 repetitions cannot tell its headline from the seeds' spread.
+#[test]
+fn explain_names_the_decisions_changed_and_a_non_significant_difference() {
+    let out = schedlab_at_root()
+        .args([
+            "explain",
+            "-t",
+            "westmere-2s20c",
+            "-w",
+            "tbench:clients=8,duration=100ms",
+            "-v",
+            "linux-3.10",
+            "-v",
+            "linux-3.10,WAKEUP_BUDDY",
+            "--reps",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    let text = success(&out, "explain");
+    let section = text
+        .split("decisions changed (wakeup path, per 100 wakeups")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no decisions section:\n{text}"));
+    let first = section.lines().nth(1).unwrap_or("");
+    assert!(
+        first.contains("wakeups_affine") || first.contains("ttwu_move_affine"),
+        "{section}"
+    );
+    assert!(
+        section.contains("pulled to the waker's CPU (wake_affine)"),
+        "{section}"
+    );
+    assert!(text.contains("Not significant (p = "), "{text}");
+}
+
+/// The plot marks what counts: the direction in the caption, filled and hollow markers and
+/// the minimum-effect band in the legend, and a sweep of words keeps its words as labels;
+/// the HTML counter table has a delta column.
+#[test]
+fn the_plot_marks_significance_and_a_word_sweep_keeps_its_labels() {
+    let dir = tempdir();
+    let svg = dir.path().join("s.svg");
+    let html = dir.path().join("s.html");
+    let out = schedlab_at_root()
+        .args(["compare", "-w", "hackbench:groups=1,loops=20"])
+        .args(["--sweep", "mode=process,thread", "-v", "linux-6.6"])
+        .args(["-v", "linux-6.6,NO_WAKE_AFFINE", "--reps", "3", "--plot"])
+        .arg(&svg)
+        .arg("--report")
+        .arg(&html)
+        .output()
+        .unwrap();
+    success(&out, "compare --plot");
+    let s = std::fs::read_to_string(&svg).unwrap();
+    let texts: Vec<String> = s
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let (_, rest) = t.split_once('>')?;
+            Some(rest.split("</text>").next()?.trim().to_string())
+        })
+        .collect();
+    assert!(texts.iter().any(|t| t == "process"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "thread"), "{texts:?}");
+    for needle in [
+        "lower is better ↓; error bars",
+        "filled marker: a difference",
+        "hollow marker: no difference",
+        "grey band: ±2 % (min. effect)",
+    ] {
+        assert!(
+            texts.iter().any(|t| t.contains(needle)),
+            "{needle}: {texts:?}"
+        );
+    }
+    let h = std::fs::read_to_string(&html).unwrap();
+    assert!(h.contains("<th>Δ vs base</th>"), "no delta column");
+}

@@ -300,3 +300,143 @@ fn a_text_trace_cut_mid_line_warns() {
     success(&out, "schedlab");
     assert!(err.contains("cut-off line"), "{err}");
 }
+
+/// Two preemption models in one variant contradict each other, as SIS_PROP,NO_SIS_PROP do.
+#[test]
+fn two_preemption_models_are_refused() {
+    refused(
+        &[
+            "run",
+            "-w",
+            QUICK,
+            "-v",
+            "linux-6.6,PREEMPT_NONE,PREEMPT_FULL",
+        ],
+        "'PREEMPT_NONE' and 'PREEMPT_FULL' are two preemption models",
+    );
+}
+
+/// A key both in the workload spec and the sweep: the spec's value would be dropped.
+#[test]
+fn a_swept_key_the_spec_sets_is_refused() {
+    refused(
+        &[
+            "compare",
+            "-w",
+            "tbench:clients=4",
+            "--sweep",
+            "clients=1,2",
+        ],
+        "both set 'clients'",
+    );
+}
+
+/// A comparison of one variant says it has no baseline; the table still prints.
+#[test]
+fn one_variant_gets_a_hint() {
+    let out = schedlab()
+        .args(["compare", "-w", QUICK, "-v", "linux-6.6", "--reps", "2"])
+        .output()
+        .unwrap();
+    success(&out, "compare with one variant");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("note: one variant (linux-6.6)"), "{err}");
+}
+
+/// A TOML workload file may begin with `[` (`[[task]]`); only real JSON is sent to rtapp:.
+#[test]
+fn a_toml_file_beginning_with_a_bracket_is_toml() {
+    let dir = tempdir();
+    let toml = dir.path().join("w.toml");
+    std::fs::write(
+        &toml,
+        "[[task]]\nname = \"a\"\nprogram = [ { op = \"compute\", time = \"1ms\" } ]\n",
+    )
+    .unwrap();
+    let spec = format!("file:{}", toml.display());
+    let out = schedlab().args(["run", "-w", &spec]).output().unwrap();
+    success(&out, "a [[task]] file");
+    let json = dir.path().join("j.toml");
+    std::fs::write(&json, "[ {\"tasks\": 1} ]").unwrap();
+    refused(
+        &["run", "-w", &format!("file:{}", json.display())],
+        "looks like JSON",
+    );
+}
+
+/// Output paths are checked before the work: the suite's --record in a missing folder fails
+/// at once (before any real run).
+#[test]
+fn host_suite_record_is_checked_before_the_suite() {
+    let t0 = std::time::Instant::now();
+    refused(
+        &[
+            "host",
+            "check",
+            "--suite",
+            "--record",
+            "/nonexistent/x.json",
+        ],
+        "--record /nonexistent/x.json",
+    );
+    assert!(t0.elapsed().as_secs() < 10, "{:?}", t0.elapsed());
+}
+
+/// gzip data is read as gzip whatever the file is called: a compressed trace named `.txt`.
+#[test]
+fn a_gzipped_trace_under_any_name_is_read() {
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/replay/pipe.txt.gz");
+    let dir = tempdir();
+    let renamed = dir.path().join("pipe.txt");
+    std::fs::copy(&fixture, &renamed).unwrap();
+    let out = schedlab()
+        .args(["replay", "derive"])
+        .arg(&renamed)
+        .args(["--only", "22007"])
+        .output()
+        .unwrap();
+    let toml = success(&out, "replay derive of a renamed .gz");
+    assert!(toml.contains("[[task]]"), "{toml}");
+}
+
+/// A sweep builds only its first and last point before the runs: a bad point between them
+/// stops the sweep at its first run, naming the point, exit 2 (issue 49's quadratic start).
+#[test]
+fn a_bad_middle_point_is_named_when_its_run_starts() {
+    let out = schedlab()
+        .args([
+            "compare",
+            "-w",
+            "tbench:duration=1ms",
+            "--sweep",
+            "clients=1,2,0,4",
+        ])
+        .args(["-v", "linux-6.6", "--reps", "1", "-j", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("sweep point clients=0:"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A workload file without a duration whose op times add up to days stops at the bound of
+/// simulated time, naming it (issue 49: 17 simulated days took 122 s).
+#[test]
+fn simulated_time_without_a_duration_is_bounded() {
+    let dir = tempdir();
+    let f = dir.path().join("long.toml");
+    std::fs::write(
+        &f,
+        "[[task]]\nname = \"a\"\nprogram = [ { op = \"loop\", count = 1000, body = [ { op = \"compute\", dist = \"normal\", mean = \"1us\", stddev = \"59m\" } ] } ]\n",
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let err = refused(
+        &["run", "-w", &format!("file:{}", f.display())],
+        "3600 s of simulated time",
+    );
+    assert!(err.contains("give it a duration"), "{err}");
+    assert!(t0.elapsed().as_secs() < 30, "{:?}", t0.elapsed());
+}

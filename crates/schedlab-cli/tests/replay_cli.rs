@@ -289,3 +289,89 @@ fn perfetto_lost_events_and_a_cut_off_file_are_warned_about_as_for_text() {
         assert!(e.contains(warning), "{e}");
     }
 }
+
+/// The pipe fixture's text with its event lines changed by `f` (the header kept).
+fn damaged_pipe(f: impl Fn(Vec<String>) -> Vec<String>) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(fixture("pipe.txt.gz")).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let (head, events): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| l.starts_with('#'));
+    let events = f(events.into_iter().map(String::from).collect());
+    let mut out: Vec<String> = head.into_iter().map(String::from).collect();
+    out.extend(events);
+    out.join("\n") + "\n"
+}
+
+fn derive_text(dir: &std::path::Path, name: &str, text: &str) -> std::process::Output {
+    let trace = dir.join(name);
+    std::fs::write(&trace, text).unwrap();
+    schedlab()
+        .args(["replay", "derive"])
+        .arg(&trace)
+        .args(["--only", "22007"])
+        .output()
+        .unwrap()
+}
+
+/// What can be mended is (doubled lines read once, shuffled lines sorted: the same file as
+/// from the trace itself); what cannot (every pid rewritten to one) is refused before
+/// anything is written (issue 49).
+#[test]
+fn damaged_traces_are_mended_or_refused() {
+    let dir = tempdir();
+    let clean = derive_text(dir.path(), "t.txt", &damaged_pipe(|e| e));
+    let clean = success(&clean, "clean");
+    let doubled = derive_text(
+        dir.path(),
+        "t.txt",
+        &damaged_pipe(|e| e.into_iter().flat_map(|l| [l.clone(), l]).collect()),
+    );
+    let err = String::from_utf8_lossy(&doubled.stderr).into_owned();
+    assert!(err.contains("repeat the one before them exactly"), "{err}");
+    let body = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(body(&success(&doubled, "doubled")), body(&clean));
+    // Reversed blocks of 7 lines: out of order everywhere, sortable.
+    let shuffled = derive_text(
+        dir.path(),
+        "t.txt",
+        &damaged_pipe(|e| e.chunks(7).flat_map(|c| c.iter().rev().cloned()).collect()),
+    );
+    let err = String::from_utf8_lossy(&shuffled.stderr).into_owned();
+    assert!(err.contains("sorted by timestamp"), "{err}");
+    success(&shuffled, "shuffled");
+    // Every pid the same: no task can be told from another.
+    let same = damaged_pipe(|e| {
+        e.into_iter()
+            .map(|l| {
+                l.split(' ')
+                    .map(|w| match w.split_once("pid=") {
+                        Some((k, _)) => format!("{k}pid=22007"),
+                        None => w.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    });
+    let out_file = dir.path().join("same.toml");
+    let trace = dir.path().join("same.txt");
+    std::fs::write(&trace, same).unwrap();
+    let out = schedlab()
+        .args(["replay", "derive"])
+        .arg(&trace)
+        .args(["--only", "22007", "-o"])
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot run, so it is not written"), "{err}");
+    assert!(!out_file.exists());
+}

@@ -108,6 +108,28 @@ fn numactl_file_and_preset_are_the_same_machine() {
     assert_eq!(without_name_source(preset), without_name_source(from_file));
 }
 
+/// The example file the README shows `topo show` on is that machine too.
+#[test]
+fn the_readme_numactl_example_is_the_westmere() {
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/machines/numactl-westmere-2s20c.txt");
+    assert_eq!(std::fs::read_to_string(&example).unwrap(), ISSUE_NUMACTL);
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    assert!(readme.contains("topo show docs/machines/numactl-westmere-2s20c.txt --smt 2"));
+    let preset = json_of(&["topo", "show", "westmere-2s20c", "--json"]);
+    let from_file = json_of(&[
+        "topo",
+        "show",
+        example.to_str().unwrap(),
+        "--smt",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(without_name_source(preset), without_name_source(from_file));
+}
+
 #[test]
 fn json_has_the_documented_keys() {
     let v = json_of(&["topo", "show", "westmere-2s20c", "--json"]);

@@ -92,7 +92,8 @@ impl Experiment {
     pub fn from_file(path: &Path) -> Result<(Experiment, Option<String>), ExperimentError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ExperimentError::Io(format!("cannot read {}: {e}", path.display())))?;
-        let f: ExperimentFile = toml::from_str(&text)
+        // A byte-order mark (Windows editors write one) is not part of the TOML.
+        let f: ExperimentFile = toml::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text))
             .map_err(|e| ExperimentError::Input(format!("{}: {e}", path.display())))?;
         let sweep = sweep_axes(&f.sweep, &path.display().to_string())?;
         let profile = f.profile.map(|p| {

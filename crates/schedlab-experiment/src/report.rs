@@ -247,12 +247,22 @@ pub struct CompareReport {
     pub profile: Option<String>,
     /// Points.
     pub points: Vec<PointStats>,
+    /// The minimum effect the verdicts were given with, when not the default (set by
+    /// [`CompareReport::with_min_effect`]; the plot shades it). Not written to the JSON.
+    #[serde(skip)]
+    pub min_effect: Option<f64>,
 }
 
 impl CompareReport {
+    /// The minimum effect of the verdicts (a fraction).
+    pub fn min_effect(&self) -> f64 {
+        self.min_effect.unwrap_or(DEFAULT_MIN_EFFECT)
+    }
+
     /// The report with every verdict given again with the minimum effect `min_effect` (a
     /// fraction; see [`verdict_with`]); the numbers and the test stay as they are.
     pub fn with_min_effect(mut self, min_effect: f64) -> CompareReport {
+        self.min_effect = Some(min_effect);
         let better = self.metric.better;
         for p in &mut self.points {
             let base_n = p.variants.first().map_or(0, |v| v.samples.len());
@@ -365,6 +375,7 @@ pub fn build_report(plan: &Plan, records: &[RunRecord], metric: &MetricInfo) -> 
             .as_ref()
             .map(|p| p.display().to_string()),
         points,
+        min_effect: None,
     }
 }
 

@@ -266,6 +266,19 @@ impl Machine {
     }
 }
 
+/// The most simulated time a run of a workload without a duration may reach (1 h, the
+/// longest duration a workload may name): past it the run stops with an error naming it.
+pub const MAX_SIM_NS: u64 = 3_600_000_000_000;
+
+/// A workload error of a point, naming the point when there is a sweep.
+pub(crate) fn point_error(plan: &Plan, point: usize, e: impl std::fmt::Display) -> String {
+    if plan.points.len() > 1 {
+        format!("sweep point {}: {e}", plan.point_label(point))
+    } else {
+        e.to_string()
+    }
+}
+
 /// The workload spec of a point (base spec with the point's parameters applied).
 pub fn point_workload(
     plan: &Plan,
@@ -311,20 +324,30 @@ pub fn run_one(
 ) -> Result<SingleRun, ExperimentError> {
     let spec = point_workload(plan, key.point)?;
     let inst = schedlab_workloads::instantiate(&spec, &machine.topo)
-        .map_err(|e| ExperimentError::Input(e.to_string()))?;
+        .map_err(|e| ExperimentError::Input(point_error(plan, key.point, e)))?;
     let seed = plan.seed(key.rep);
     let variant = &plan.experiment.variants[key.variant];
     let recipe = SimRecipe::new(variant, machine.topo.clone(), machine.profile.clone(), seed)?;
     let name = recipe.name().to_string();
+    // A workload without a duration runs until its tasks exit, but never past the longest
+    // duration a workload may name: its ops' times could add up to days.
+    let capped = inst.workload.duration_ns.is_none();
     let (mut sim, end) = recipe.run(
         inst.workload.clone(),
         SimOptions {
             seed,
             trace,
             progress: Some(&SIM_TIME_NS),
+            time_limit_ns: capped.then_some(MAX_SIM_NS),
             ..Default::default()
         },
     )?;
+    if capped && end == EndReason::TimeUp {
+        return Err(ExperimentError::Run(format!(
+            "{spec} under {name}: the run reached {} s of simulated time, the most a workload without a duration may run, before its tasks exited; give it a duration, or fewer or shorter ops",
+            MAX_SIM_NS / 1_000_000_000
+        )));
+    }
     if let EndReason::Deadlock(blocked) = &end {
         return Err(ExperimentError::Run(format!(
             "{} under {name} deadlocked at t={} ns; blocked: {}",
@@ -440,12 +463,16 @@ pub fn execute(
     opts: &ExecOptions,
 ) -> Result<Vec<RunRecord>, ExperimentError> {
     use rayon::prelude::*;
+    let finished: std::collections::BTreeSet<usize> = done.iter().map(|d| d.key.index).collect();
     let todo: Vec<RunKey> = keys
         .iter()
         .copied()
         .filter(|k| opts.shard.is_none_or(|(s, n)| k.index % n == s))
-        .filter(|k| !done.iter().any(|d| d.key.index == k.index))
+        .filter(|k| !finished.contains(&k.index))
         .collect();
+    // After a run fails (a point that cannot be built, a deadlock), no new one starts: the
+    // error comes at once, not after the rest of the sweep.
+    let failed = AtomicBool::new(false);
     let shared = opts.bar.is_some();
     let bar = if let Some(b) = &opts.bar {
         Some(b.clone())
@@ -472,10 +499,13 @@ pub fn execute(
         None => None,
     };
     let work = |k: &RunKey| -> Option<Result<RunRecord, ExperimentError>> {
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        if INTERRUPTED.load(Ordering::SeqCst) || failed.load(Ordering::SeqCst) {
             return None;
         }
         let mut r = run_one(plan, machine, *k, false).map(|s| s.record);
+        if r.is_err() {
+            failed.store(true, Ordering::SeqCst);
+        }
         if let (Ok(rec), Some(f)) = (&r, &out) {
             // One write of the whole line, then a sync: a kill leaves at most a torn last line
             // (which a resume drops), and a finished run is on disk before the next starts.

@@ -62,6 +62,7 @@ fn report(points: &[(&str, [&[f64]; 3])], better: Better) -> CompareReport {
                     .collect(),
             })
             .collect(),
+        min_effect: None,
     }
 }
 
@@ -161,4 +162,24 @@ fn json_and_csv_carry_the_verdict_and_old_json_still_reads() {
         back.to_table().replace(", seed 1", ""),
         r.to_table().replace(", seed 1", "")
     );
+}
+
+/// A baseline whose samples are all equal has no spread: a gain over it is n/a, not a
+/// 15-digit percentage from the rounding in its sum (issue 49); a value of 1e308 prints in
+/// scientific form, not as 309 digits.
+#[test]
+fn zero_spread_gains_are_na_and_huge_values_are_short() {
+    let base = [0.1 + 0.2, 0.3, 0.1 + 0.2];
+    let r = report(
+        &[("1", [&base, &[0.31, 0.33, 0.29], &[1e308, 1e308, 1e308]])],
+        Better::Lower,
+    );
+    let t = r.to_table();
+    let stddev = t.lines().find(|l| l.starts_with("Stddev")).unwrap();
+    assert!(stddev.contains("n/a"), "{t}");
+    assert!(
+        !t.contains("e13%") && !t.lines().any(|l| l.len() > 200),
+        "{t}"
+    );
+    assert!(t.contains("1.0000e308"), "{t}");
 }

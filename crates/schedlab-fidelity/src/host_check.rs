@@ -222,6 +222,40 @@ pub fn sim_trace_on(
     Ok((result, trace))
 }
 
+/// Whether workload `spec` runs: built for `topo` and simulated under `variant` for at most
+/// `limit_ns` of simulated time (reaching it is fine: the run went on). The error says what
+/// stopped it: the workload refused when built, or a deadlock with what each task waits for.
+pub fn sim_runs(
+    topo: &str,
+    spec: &str,
+    variant: &str,
+    profile: &MachineProfile,
+    limit_ns: u64,
+) -> Result<()> {
+    let topo = Arc::new(schedlab_topo::spec::parse_topology(
+        topo,
+        &Default::default(),
+    )?);
+    let recipe = SimRecipe::new(variant, topo.clone(), profile.clone(), 1)?;
+    let inst = schedlab_workloads::instantiate(&schedlab_workloads::parse_spec(spec)?, &topo)?;
+    let (sim, end) = recipe.run(
+        inst.workload.clone(),
+        SimOptions {
+            seed: 1,
+            time_limit_ns: Some(limit_ns),
+            ..Default::default()
+        },
+    )?;
+    if let schedlab_engine::EndReason::Deadlock(blocked) = end {
+        anyhow::bail!(
+            "it deadlocks at {:.6} s of simulation: {}",
+            sim.now() as f64 / 1e9,
+            blocked.join("; ")
+        );
+    }
+    Ok(())
+}
+
 /// The error of `sim` against `host` as `+1.2%`, `-` where there is none (a zero or
 /// non-finite host value, a non-finite simulated one).
 pub fn err_pct(host: f64, sim: f64) -> String {
@@ -339,6 +373,33 @@ pub fn counter_rows(c: &TraceCounters) -> Vec<(&'static str, f64)> {
 #[cfg(test)]
 mod tests {
     use super::closest_era;
+
+    /// A workload whose two tasks each wait for the other first deadlocks, and says so.
+    #[test]
+    fn sim_runs_names_a_deadlock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.toml");
+        std::fs::write(
+            &path,
+            "[[channel]]\nname = \"ab\"\nkind = \"pipe\"\n[[channel]]\nname = \"ba\"\nkind = \"pipe\"\n\
+             [[task]]\nname = \"a\"\nprogram = [ { op = \"recv\", channel = \"ba\" }, { op = \"send\", channel = \"ab\" } ]\n\
+             [[task]]\nname = \"b\"\nprogram = [ { op = \"recv\", channel = \"ab\" }, { op = \"send\", channel = \"ba\" } ]\n",
+        )
+        .unwrap();
+        let spec = format!("file:{}", path.display());
+        let profile = schedlab_engine::MachineProfile::default();
+        let e = super::sim_runs("desktop-4c8t", &spec, "linux-6.6", &profile, 1_000_000_000)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("deadlocks") && e.contains("waits for"), "{e}");
+        let ok = format!("file:{}", path.display()).replace("w.toml", "ok.toml");
+        std::fs::write(
+            dir.path().join("ok.toml"),
+            "[[task]]\nname = \"a\"\nprogram = [ { op = \"compute\", time = \"1ms\" } ]\n",
+        )
+        .unwrap();
+        super::sim_runs("desktop-4c8t", &ok, "linux-6.6", &profile, 1_000_000_000).unwrap();
+    }
 
     #[test]
     fn the_host_variant_carries_hz_and_the_preemption_model() {

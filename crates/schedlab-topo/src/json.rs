@@ -146,6 +146,22 @@ impl Topology {
         if let Some(f) = j.format.as_ref().filter(|f| *f != FORMAT) {
             return Err(mismatch("format", format!("'{f}'"), format!("'{FORMAT}'")));
         }
+        // The matrix is indexed by node id: a CPU on a node it has no row for is a mistake,
+        // not a node to renumber.
+        if let Some(c) = j.cpu.iter().find(|c| c.node >= j.distances.len()) {
+            return Err(TopoSpecError::Parse {
+                file: file.to_string(),
+                line: find_line(text, "distances"),
+                expected: format!(
+                    "a distance matrix row for node {} (CPU {}'s node; the matrix's {} rows are nodes 0 to {}, in order)",
+                    c.node,
+                    c.id,
+                    j.distances.len(),
+                    j.distances.len().saturating_sub(1)
+                ),
+                found: format!("{} rows", j.distances.len()),
+            });
+        }
         let placements = j
             .cpu
             .iter()
@@ -255,6 +271,44 @@ mod tests {
         assert_eq!(v["compact"], "2n2l10c2t");
         assert_eq!(v["cpu"][3]["cluster"], serde_json::Value::Null);
         assert_eq!(v["cpu"][23]["siblings"], serde_json::json!([3, 23]));
+    }
+
+    /// A machine that cannot be is refused, not renumbered or run at full speed (issue 49).
+    #[test]
+    fn impossible_machines_are_refused() {
+        let cpu = |id: usize, core: usize, node: usize, capacity: u32| {
+            serde_json::json!({"id": id, "core": core, "cluster": null, "llc": 0,
+                "node": node, "package": 0, "capacity": capacity})
+        };
+        let doc = |cpus: Vec<serde_json::Value>, d: serde_json::Value| {
+            serde_json::json!({"distances": d, "cpu": cpus}).to_string()
+        };
+        let err = |text: String| Topology::from_json(&text).unwrap_err().to_string();
+        // Node 3 in a one-node matrix: not node 0.
+        let e = err(doc(
+            vec![cpu(0, 0, 3, 1024), cpu(1, 1, 3, 1024)],
+            serde_json::json!([[10]]),
+        ));
+        assert!(e.contains("row for node 3"), "{e}");
+        // SMT siblings on two nodes (one LLC over both).
+        let e = err(doc(
+            vec![cpu(0, 0, 0, 1024), cpu(1, 0, 1, 1024)],
+            serde_json::json!([[10, 20], [20, 10]]),
+        ));
+        assert!(e.contains("spans more than one NUMA node"), "{e}");
+        // Capacity 0.
+        let e = err(doc(
+            vec![cpu(0, 0, 0, 0), cpu(1, 1, 0, 1024)],
+            serde_json::json!([[10]]),
+        ));
+        assert!(e.contains("CPU 0 has capacity 0"), "{e}");
+        assert!(
+            Topology::from_json(&doc(
+                vec![cpu(0, 0, 0, 512), cpu(1, 1, 0, 1024)],
+                serde_json::json!([[10]])
+            ))
+            .is_ok()
+        );
     }
 
     #[test]

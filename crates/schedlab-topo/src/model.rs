@@ -148,6 +148,16 @@ impl Topology {
                 });
             }
         }
+        // A capacity of 0 would run nothing (the kernel's scale is 1..=1024).
+        if let Some(p) = placements
+            .iter()
+            .find(|p| !(1..=DEFAULT_CAPACITY).contains(&p.capacity))
+        {
+            return Err(TopologyError::Inconsistent(format!(
+                "CPU {} has capacity {}: a capacity is 1..={DEFAULT_CAPACITY} (SCHED_CAPACITY_SCALE)",
+                p.cpu, p.capacity
+            )));
+        }
         // Nodes are made dense by sorted raw id so the distance matrix rows line up.
         let mut node_ids: Vec<usize> = placements.iter().map(|p| p.node).collect();
         node_ids.sort_unstable();
@@ -213,6 +223,12 @@ impl Topology {
     fn check_nesting(&self) -> Result<(), TopologyError> {
         for c in &self.cpus {
             let core = &self.cores[c.core];
+            if !core.is_subset(&self.nodes[c.node]) {
+                return Err(TopologyError::Inconsistent(format!(
+                    "core of CPU {} ({core}) spans more than one NUMA node (SMT siblings share one node)",
+                    c.id
+                )));
+            }
             if !core.is_subset(&self.clusters[c.cluster]) {
                 return Err(TopologyError::Inconsistent(format!(
                     "core of CPU {} ({core}) spans more than one cluster",

@@ -8,6 +8,8 @@
 //!   another node), the classes the machine profile prices and calibration measures;
 //! * [`suggest`] — the nearest valid name to a mistyped one and the ` (did you mean 'x'?)`
 //!   hint of every "unknown name" error;
+//! * [`text`] — a file's bytes as text (a byte-order mark dropped; gzip, UTF-16 and other
+//!   non-UTF-8 bytes refused by name);
 //! * [`retired`] — workload names that no longer run and the name to use instead, so that
 //!   the simulator and the host harness refuse them alike.
 //!
@@ -20,6 +22,7 @@ pub mod distance;
 pub mod retired;
 pub mod spec;
 pub mod suggest;
+pub mod text;
 pub mod units;
 
 pub use distance::DistanceClass;

@@ -1,7 +1,8 @@
 //! Durations and sizes as users write them, one parser each for the whole workspace.
 //!
-//! Durations: a number (`2`, `2.5`, `1e3`) and a unit, `ns`, `us` (or `µs`), `ms`, `s` or `m`
-//! (minutes), with optional space between; the result is whole nanoseconds, rounded. A bare
+//! Durations: a number (`2`, `2.5`, `1e3`) and a unit, `ns`, `us` (or `µs`, the micro sign
+//! U+00B5, or `μs`, the Greek mu U+03BC: both are typed), `ms`, `s` or `m` (minutes), with
+//! optional space between; the result is whole nanoseconds, rounded. A bare
 //! number is an error unless the caller names a unit for it ([`parse_duration_or_bare`],
 //! for flags like `--timeout 30` documented as seconds): a spec's unit is never guessed.
 //!
@@ -60,6 +61,14 @@ pub enum UnitError {
         /// The text.
         text: String,
     },
+    /// A character that only looks like part of a number or unit (a fullwidth digit, a
+    /// non-breaking space, a Cyrillic `ѕ`): named so the user can retype it.
+    Lookalike {
+        /// The text.
+        text: String,
+        /// The offending character.
+        ch: char,
+    },
 }
 
 impl fmt::Display for UnitError {
@@ -88,6 +97,11 @@ impl fmt::Display for UnitError {
                 "'{text}' is not a size (expected KB, e.g. 16, or a unit: 16K, 1M, 1G)"
             ),
             UnitError::NotWholeKib { text } => write!(f, "'{text}' is not a whole number of KB"),
+            UnitError::Lookalike { text, ch } => write!(
+                f,
+                "'{text}' contains '{ch}' (U+{:04X}), which only looks like an ASCII digit, letter or space; retype it in ASCII",
+                *ch as u32
+            ),
         }
     }
 }
@@ -95,10 +109,11 @@ impl fmt::Display for UnitError {
 impl std::error::Error for UnitError {}
 
 /// Duration suffixes and their nanoseconds, longest first where one ends another.
-const DURATION_UNITS: [(&str, f64); 6] = [
+const DURATION_UNITS: [(&str, f64); 7] = [
     ("ns", 1.0),
     ("us", 1e3),
     ("µs", 1e3),
+    ("μs", 1e3),
     ("ms", 1e6),
     ("s", 1e9),
     ("m", 60e9),
@@ -140,8 +155,17 @@ fn unknown_unit(s: &str) -> Option<&str> {
     (!num.is_empty() && num.parse::<f64>().is_ok() && !unit.is_empty()).then_some(unit)
 }
 
+/// The first character of `s` that is neither ASCII nor one of the micro signs: a lookalike
+/// of a digit, letter or space that no number or unit contains.
+fn lookalike(s: &str) -> Option<char> {
+    s.chars().find(|c| !c.is_ascii() && !matches!(c, 'µ' | 'μ'))
+}
+
 fn unit_problem(s: &str) -> UnitError {
     let text = s.to_string();
+    if let Some(ch) = lookalike(s) {
+        return UnitError::Lookalike { text, ch };
+    }
     match unknown_unit(s) {
         _ if s.parse::<f64>().is_ok() => UnitError::NoUnit { text },
         Some(u) => UnitError::UnknownUnit {
@@ -183,9 +207,10 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
     .iter()
     .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.trim().to_string(), *m)))
     .unwrap_or((lower.clone(), 1));
-    let v: u64 = num
-        .parse()
-        .map_err(|_| UnitError::NotASize { text: t.into() })?;
+    let v: u64 = num.parse().map_err(|_| match lookalike(t) {
+        Some(ch) => UnitError::Lookalike { text: t.into(), ch },
+        None => UnitError::NotASize { text: t.into() },
+    })?;
     v.checked_mul(mult)
         .ok_or_else(|| UnitError::TooLarge { text: t.into() })
 }
@@ -213,6 +238,7 @@ mod tests {
     fn durations_need_units() {
         assert_eq!(parse_duration("100us"), Ok(100_000));
         assert_eq!(parse_duration("100µs"), Ok(100_000));
+        assert_eq!(parse_duration("100\u{3bc}s"), Ok(100_000));
         assert_eq!(parse_duration("2.5ms"), Ok(2_500_000));
         assert_eq!(parse_duration("2 s"), Ok(2_000_000_000));
         assert_eq!(parse_duration("7ns"), Ok(7));
@@ -288,6 +314,18 @@ mod tests {
             assert_eq!(format_duration(ns), text);
             assert_eq!(parse_duration(text), Ok(ns));
         }
+    }
+
+    #[test]
+    fn lookalike_characters_are_named() {
+        let e = parse_duration("\u{ff15}us").unwrap_err().to_string();
+        assert!(e.contains("U+FF15") && e.contains("ASCII"), "{e}");
+        // A non-breaking space is white space: read as a space.
+        assert_eq!(parse_duration("5\u{a0}ms"), Ok(5_000_000));
+        let e = parse_duration("5m\u{455}").unwrap_err().to_string();
+        assert!(e.contains("U+0455"), "{e}");
+        let e = parse_size("\u{ff16}4K").unwrap_err().to_string();
+        assert!(e.contains("U+FF16"), "{e}");
     }
 
     #[test]

@@ -276,10 +276,15 @@ fn build_spec(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
 }
 
 pub(crate) fn build(path: &str, topo: &Topology) -> Result<Built, WorkloadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::File {
-        path: path.into(),
-        msg: format!("cannot read: {e}"),
-    })?;
+    let text = std::fs::read(path)
+        .and_then(|b| {
+            schedlab_vocab::text::decode(b)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        })
+        .map_err(|e| WorkloadError::File {
+            path: path.into(),
+            msg: format!("cannot read: {e}"),
+        })?;
     let doc = parse(&text, path)?;
     crate::ir::lower(&doc, topo)
 }
@@ -298,7 +303,11 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Doc, WorkloadError> {
     let mut doc = Doc {
         name: decl.name.clone().unwrap_or(stem),
         source: path.to_string(),
-        duration_ns: decl.duration.as_ref().map(|d| src.dur(d)).transpose()?,
+        duration_ns: decl
+            .duration
+            .as_ref()
+            .map(|d| positive_dur(&src, d))
+            .transpose()?,
         headline: decl.headline.clone(),
         ..Default::default()
     };
@@ -474,6 +483,17 @@ fn bounded_dur(text: &str) -> Result<u64, DurationError> {
         return Err(DurationError::TooLong { text: text.into() });
     }
     Ok(ns)
+}
+
+/// The workload's `duration`: a zero-length run measures nothing.
+fn positive_dur(src: &Src<'_>, d: &Spanned<String>) -> Result<u64, WorkloadError> {
+    match src.dur(d)? {
+        0 => Err(src.err(
+            d.span(),
+            "duration must be past zero (a zero-length run measures nothing); leave it out to run until every task exits",
+        )),
+        ns => Ok(ns),
+    }
 }
 
 fn loop_count(src: &Src<'_>, v: &Spanned<toml::Value>) -> Result<u64, WorkloadError> {
@@ -705,6 +725,12 @@ fn dist(src: &Src<'_>, d: &OpDecl) -> Result<Dist, WorkloadError> {
                         return Err(src.err(
                             ds.span(),
                             "choice: 'values' and 'weights' must be non-empty and of equal length",
+                        ));
+                    }
+                    if weights.iter().all(|w| *w == 0) {
+                        return Err(src.err(
+                            ds.span(),
+                            "choice: every weight is 0, so no value could be drawn; give at least one a weight past 0",
                         ));
                     }
                     let mut v = Vec::new();

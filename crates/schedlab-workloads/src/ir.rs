@@ -144,6 +144,75 @@ fn visit<'a>(ops: &'a [IrOp], f: &mut impl FnMut(&'a IrOp)) {
     }
 }
 
+/// Refuses what can only be a mistake, seen without running: a `record` since a slot no op
+/// ever stamps (it would measure from t = 0), and an `unlock` of a mutex no op ever locks
+/// (a no-op at run time, as unlocking a mutex the task does not hold is). A task slot
+/// (`0`..`6`) must be stamped by the same task; a global slot by any. Names with `{i}` are
+/// left to the run (their instances differ).
+fn check_pairs(doc: &Doc) -> Result<(), (Option<String>, String)> {
+    let mut global_stamps = Vec::new();
+    let mut locks = Vec::new();
+    for t in &doc.tasks {
+        visit(&t.program, &mut |op| match op {
+            IrOp::Stamp(n) => global_stamps.push(n.text.as_str()),
+            IrOp::Lock { m, per_cpu, .. } => locks.push((m.text.as_str(), *per_cpu)),
+            _ => {}
+        });
+    }
+    for t in &doc.tasks {
+        let mut own = Vec::new();
+        visit(&t.program, &mut |op| {
+            if let IrOp::Stamp(n) = op {
+                own.push(n.text.as_str());
+            }
+        });
+        let mut bad = None;
+        visit(&t.program, &mut |op| {
+            if bad.is_some() {
+                return;
+            }
+            match op {
+                IrOp::Record { since, .. } if !since.text.contains('{') => {
+                    let task_slot = since.text.parse::<u8>().is_ok();
+                    let stamped = if task_slot { &own } else { &global_stamps };
+                    if !stamped.contains(&since.text.as_str()) {
+                        let (slot, by) = if task_slot {
+                            (since.text.clone(), "no op of this task")
+                        } else {
+                            (format!("\"{}\"", since.text), "no op")
+                        };
+                        bad = Some((
+                            since.at.clone(),
+                            format!(
+                                "task '{}': record since slot {slot}, which {by} stamps (it would measure from t = 0); add {{ op = \"stamp\", slot = {slot} }} where the interval starts",
+                                t.name
+                            ),
+                        ));
+                    }
+                }
+                IrOp::Unlock { m, per_cpu }
+                    if !m.text.contains('{') && !locks.contains(&(m.text.as_str(), *per_cpu)) =>
+                {
+                    bad = Some((
+                        m.at.clone(),
+                        format!(
+                            "task '{}': unlock of mutex '{}', which no op locks{} (unlocking a mutex nobody holds does nothing)",
+                            t.name,
+                            m.text,
+                            if *per_cpu { " per CPU" } else { "" }
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        });
+        if let Some(b) = bad {
+            return Err(b);
+        }
+    }
+    Ok(())
+}
+
 struct Names {
     by_name: BTreeMap<String, usize>,
 }
@@ -408,6 +477,7 @@ pub(crate) fn lower(doc: &Doc, topo: &Topology) -> Result<Built, WorkloadError> 
             "no task is started (every task has count = 0 or start = false)",
         ));
     }
+    check_pairs(doc).map_err(|(at, msg)| l.err(&at, msg))?;
     let channels = doc.channels.iter().fold(0u64, |a, c| a.saturating_add(c.2));
     if channels > MAX_CHANNELS {
         let at = doc

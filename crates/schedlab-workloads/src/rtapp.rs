@@ -19,7 +19,8 @@
 //! (with per-phase `loop`), `priority` under SCHED_OTHER (nice), `membind_nodes`
 //! (`nodes_membind`) as the home node. Anything else (iorun, memrun, sync, sem_*,
 //! real-time or deadline policies, per-phase affinity, uclamp, taskgroups) is refused with
-//! an error naming each use. `//` and `/* */` comments are stripped before parsing.
+//! an error naming each use. `//` and `/* */` comments are stripped before parsing. A key
+//! given twice in one object keeps its last value (in the first one's place), as rt-app does.
 
 use crate::bounds::{MAX_BYTES, MAX_TIME_NS};
 use crate::catalog::{WorkloadInfo, param};
@@ -92,9 +93,14 @@ impl<'de> Deserialize<'de> for JValue {
                 Ok(JValue::Arr(v))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<JValue, A::Error> {
-                let mut v = Vec::new();
+                let mut v: Vec<(String, JValue)> = Vec::new();
                 while let Some((k, x)) = a.next_entry::<String, JValue>()? {
-                    v.push((k, x));
+                    // A key given twice keeps its last value at its first place, as rt-app's
+                    // json-c does (`json_object_object_add` replaces an existing key's value).
+                    match v.iter_mut().find(|(k0, _)| *k0 == k) {
+                        Some(slot) => slot.1 = x,
+                        None => v.push((k, x)),
+                    }
                 }
                 Ok(JValue::Obj(v))
             }
@@ -188,10 +194,15 @@ fn build_spec(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
 }
 
 pub(crate) fn build(path: &str, topo: &Topology) -> Result<Built, WorkloadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::File {
-        path: path.into(),
-        msg: format!("cannot read: {e}"),
-    })?;
+    let text = std::fs::read(path)
+        .and_then(|b| {
+            schedlab_vocab::text::decode(b)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        })
+        .map_err(|e| WorkloadError::File {
+            path: path.into(),
+            msg: format!("cannot read: {e}"),
+        })?;
     let doc = parse(&text, path)?;
     crate::ir::lower(&doc, topo)
 }

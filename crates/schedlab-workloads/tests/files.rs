@@ -400,3 +400,72 @@ program = [ { op = "loop", count = "forever", body = [
         r.native
     );
 }
+
+/// What can only be a mistake is refused when the file is read (issue 49): a choice whose
+/// weights are all 0, a zero duration, a `record` since a slot nothing stamps, an `unlock`
+/// of a mutex nothing locks.
+#[test]
+fn mistakes_seen_without_running_are_refused() {
+    let task = |prog: &str| format!("[[task]]\nname = \"a\"\nprogram = [ {prog} ]\n");
+    let e = file_err(&task(
+        r#"{ op = "compute", dist = "choice", values = ["1ms", "2ms"], weights = [0, 0] }"#,
+    ));
+    assert!(e.contains("every weight is 0"), "{e}");
+    let e = file_err(&format!(
+        "duration = \"0s\"\n{}",
+        task(r#"{ op = "compute", time = "1ms" }"#)
+    ));
+    assert!(e.contains("duration must be past zero"), "{e}");
+    let e = file_err(&task(r#"{ op = "record", hist = "h", since = 0 }"#));
+    assert!(
+        e.contains("record since slot 0") && e.contains("line 3"),
+        "{e}"
+    );
+    let e = file_err(&task(r#"{ op = "record", hist = "h", since = "g" }"#));
+    assert!(e.contains("slot \"g\", which no op stamps"), "{e}");
+    let e = file_err(&task(r#"{ op = "unlock", mutex = "m" }"#));
+    assert!(e.contains("unlock of mutex 'm', which no op locks"), "{e}");
+    // Stamped or locked somewhere, they stand (a global slot by another task).
+    let ok = format!(
+        "{}[[task]]\nname = \"b\"\nprogram = [ {{ op = \"stamp\", slot = \"g\" }}, {{ op = \"lock\", mutex = \"m\" }} ]\n",
+        task(r#"{ op = "record", hist = "h", since = "g" }, { op = "unlock", mutex = "m" }"#)
+    );
+    let (_d, p) = temp(&ok, "toml");
+    instantiate(&parse_spec(&format!("file:{p}")).unwrap(), &quad()).unwrap();
+}
+
+/// Inputs as editors and tools write them: a byte-order mark is read past, gzip data is
+/// named, a lookalike digit is named.
+#[test]
+fn byte_order_marks_gzip_and_lookalikes() {
+    let text = "[[task]]\nname = \"a\"\nprogram = [ { op = \"compute\", time = \"1ms\" } ]\n";
+    let (_d, p) = temp(&format!("\u{feff}{text}"), "toml");
+    instantiate(&parse_spec(&format!("file:{p}")).unwrap(), &quad()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("w.toml");
+    std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0]).unwrap();
+    let e = instantiate(
+        &parse_spec(&format!("file:{}", gz.display())).unwrap(),
+        &quad(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("gzip-compressed"), "{e}");
+    let e = file_err(&text.replace("1ms", "\u{ff11}ms"));
+    assert!(e.contains("U+FF11"), "{e}");
+    let (_d, p) = temp(&text.replace("1ms", "1\u{3bc}s"), "toml");
+    instantiate(&parse_spec(&format!("file:{p}")).unwrap(), &quad()).unwrap();
+}
+
+/// rt-app keeps the last value of a key given twice in one object (json-c replaces it in
+/// place): one run of 5 ms, not 1 ms and 5 ms.
+#[test]
+fn rtapp_duplicate_key_keeps_the_last_value() {
+    let run = |json: &str| {
+        let (_d, p) = temp(json, "json");
+        run_spec(&format!("rtapp:{p}"), &quad()).unwrap().1.now()
+    };
+    let dup = run(r#"{ "tasks": { "t": { "loop": 1, "run": 1000, "run": 5000 } } }"#);
+    let once = run(r#"{ "tasks": { "t": { "loop": 1, "run": 5000 } } }"#);
+    assert_eq!(dup, once);
+}

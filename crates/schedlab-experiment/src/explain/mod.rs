@@ -122,7 +122,7 @@ pub fn explain(report: &CompareReport, records: &[RunRecord]) -> Explanation {
                     );
                     let classes = diff::class_deltas(&budgets[0], &budgets[vi]);
                     let counters = diff::counter_rows(&means[0], &means[vi], &classes);
-                    let summary = diff::summary(
+                    let mut summary = diff::summary(
                         &v.variant,
                         &p.variants[0].variant,
                         &verdict,
@@ -130,6 +130,14 @@ pub fn explain(report: &CompareReport, records: &[RunRecord]) -> Explanation {
                         &classes,
                         &counters,
                     );
+                    // The changes are explained either way; say when the test cannot tell
+                    // them from the spread between seeds.
+                    if v.samples.len() >= 2 && v.p_value.is_finite() && v.p_value >= 0.05 {
+                        summary.push_str(&format!(
+                            ". Not significant (p = {:.3}, at least 0.05): these differences may be the spread between seeds, not the variant's effect; more --reps would tell",
+                            v.p_value
+                        ));
+                    }
                     VariantExplanation {
                         variant: v.variant.clone(),
                         verdict: verdict.text,

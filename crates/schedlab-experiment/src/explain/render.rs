@@ -87,6 +87,7 @@ fn versus(s: &mut String, p: &PointExplanation, v: &VariantExplanation) {
         "\n{} vs {}: {} (ratio {:.4})\n{}\n",
         v.variant, base, v.verdict, v.ratio, v.summary
     ));
+    decisions(s, v);
     s.push_str("budget change, CPU-s (share of the change):\n");
     for c in v.classes.iter().filter(|c| c.delta_cpu_s != 0.0) {
         s.push_str(&format!(
@@ -124,6 +125,57 @@ fn versus(s: &mut String, p: &PointExplanation, v: &VariantExplanation) {
             ),
             rel,
             r.share * 100.0
+        ));
+    }
+}
+
+/// The wakeup-path decision counters and what each counts, in the order they are taken.
+const DECISIONS: &[(&str, &str)] = &[
+    ("wakeups_affine", "pulled to the waker's CPU (wake_affine)"),
+    ("ttwu_move_affine", "affine moves (schedstat)"),
+    ("wakeups_sync", "sync wakeups"),
+    ("sis.searches", "idle searches"),
+    ("sis.prev", "kept on the previous CPU"),
+    ("sis.target", "kept on the target CPU"),
+    ("sis.recent_used_cpu", "placed on the recently used CPU"),
+    ("sis.idle_core", "placed on an idle core"),
+    ("sis.idle_cpu", "placed on an idle CPU"),
+    ("sis.idle_smt", "placed on an idle SMT sibling"),
+    ("sis.failures", "searches that found no idle CPU"),
+    ("sis.cpus_scanned", "CPUs scanned"),
+    ("wakeups_local", "woken on the waker's CPU"),
+    ("wakeups_remote", "woken on another CPU"),
+    ("wakeups_to_idle", "woken onto an idle CPU"),
+    ("migrations_wake", "moved by the wakeup"),
+    ("ipis", "IPIs sent"),
+    ("preempt_wakeup", "wakeup preemptions"),
+];
+
+/// The wakeup-path decisions that changed most: each counter per 100 wakeups on both sides
+/// (so that a variant that simply ran more or fewer wakeups does not move them), largest
+/// change first; which placements the variant took less, and where those wakees went.
+fn decisions(s: &mut String, v: &VariantExplanation) {
+    let find = |name: &str| v.counters.iter().find(|r| r.name == name);
+    let Some(w) = find("wakeups").filter(|w| w.base > 0.0 && w.value > 0.0) else {
+        return;
+    };
+    let mut rows: Vec<(&str, f64, f64, &str)> = DECISIONS
+        .iter()
+        .filter_map(|(name, what)| {
+            let r = find(name)?;
+            let (b, x) = (r.base / w.base * 100.0, r.value / w.value * 100.0);
+            ((x - b).abs() >= 0.005).then_some((*name, b, x, *what))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    rows.sort_by(|a, b| (b.2 - b.1).abs().total_cmp(&(a.2 - a.1).abs()));
+    s.push_str("decisions changed (wakeup path, per 100 wakeups, largest change first):\n");
+    for (name, b, x, what) in rows.iter().take(8) {
+        s.push_str(&format!(
+            "  {name:<20} {b:>9.2} -> {x:>9.2} {:>+9.2}  {what}\n",
+            x - b
         ));
     }
 }

@@ -128,12 +128,18 @@ pub fn sensitivity(
 ) -> Result<Sensitivity, ExperimentError> {
     let (machine, metric) = crate::pipeline::prepare(plan)?;
     let keys = plan.keys(0..plan.experiment.reps);
-    // The reruns are not the comparison's runs: none goes to its --out file or its bar.
+    // The reruns are not the comparison's runs: none goes to its --out file or its bar. Off
+    // a terminal they count on a bar of their own, which a ticker prints as "sensitivity".
+    let reruns = (keys.len() * SCALED.len() * FACTORS.len()) as u64;
+    let hidden = (!opts.progress).then(|| crate::progress::hidden_bar(reruns));
+    let _ticker = hidden
+        .clone()
+        .map(|b| crate::progress::Ticker::start("sensitivity", "runs", b));
     let opts = ExecOptions {
         out: None,
         resume: false,
         shard: None,
-        bar: None,
+        bar: hidden,
         ..opts.clone()
     };
     let orig = verdicts(base);

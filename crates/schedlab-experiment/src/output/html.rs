@@ -271,8 +271,11 @@ fn counters(h: &mut String, report: &CompareReport) {
             "<h3>{}</h3><table><tr><th class=\"l\">counter</th>",
             esc(&point_label(p))
         ));
-        for v in &p.variants {
+        for (i, v) in p.variants.iter().enumerate() {
             h.push_str(&format!("<th>{}</th>", esc(&v.variant)));
+            if i > 0 {
+                h.push_str("<th>Δ vs base</th>");
+            }
         }
         h.push_str("</tr>");
         let keys: Vec<String> = p
@@ -285,14 +288,17 @@ fn counters(h: &mut String, report: &CompareReport) {
                 "<tr><td class=\"l\">{}</td>",
                 esc(counter_name(&k))
             ));
-            for v in &p.variants {
-                h.push_str(&format!(
-                    "<td>{}</td>",
-                    esc(&counter(
-                        &k,
-                        v.counters.get(&k).copied().unwrap_or(f64::NAN)
-                    ))
-                ));
+            let base = p
+                .variants
+                .first()
+                .and_then(|b| b.counters.get(&k).copied())
+                .unwrap_or(f64::NAN);
+            for (i, v) in p.variants.iter().enumerate() {
+                let x = v.counters.get(&k).copied().unwrap_or(f64::NAN);
+                h.push_str(&format!("<td>{}</td>", esc(&counter(&k, x))));
+                if i > 0 {
+                    h.push_str(&format!("<td>{}</td>", delta_cell(base, x)));
+                }
             }
             h.push_str("</tr>");
         }
@@ -300,9 +306,29 @@ fn counters(h: &mut String, report: &CompareReport) {
     }
 }
 
+/// A counter's change against the baseline: relative, `new` from zero, `–` when equal or
+/// unknown.
+fn delta_cell(base: f64, x: f64) -> String {
+    if !(base.is_finite() && x.is_finite()) || x == base {
+        "–".into()
+    } else if base == 0.0 {
+        "new".into()
+    } else {
+        format!("{:+.1} %", (x - base) / base.abs() * 100.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counter_deltas_are_relative_to_the_baseline() {
+        assert_eq!(delta_cell(200.0, 250.0), "+25.0 %");
+        assert_eq!(delta_cell(200.0, 200.0), "–");
+        assert_eq!(delta_cell(0.0, 3.0), "new");
+        assert_eq!(delta_cell(f64::NAN, 3.0), "–");
+    }
 
     #[test]
     fn counters_are_formatted_by_kind() {

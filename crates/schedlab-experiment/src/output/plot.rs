@@ -8,12 +8,16 @@
 //! The x axis is logarithmic when the sweep's values grow geometrically (1, 2, 4, 8 ...). The
 //! legend sits right of the plot area, never over data; colours are the Okabe-Ito palette
 //! (distinguishable with the common colour-vision deficiencies; its yellow is left out as too
-//! faint on white), each variant also has its own marker shape, and the y title says which way
-//! is better. plotters' SVG backend keeps text as `<text>`, so no fonts are embedded.
+//! faint on white), each variant also has its own marker shape, and the y title and the
+//! caption say which way is better. A marker is filled where the verdict is a difference
+//! (significant and at least the minimum effect) and hollow where it is not; the ratio plot
+//! shades the band of ± the minimum effect around 1, inside which no difference counts. A
+//! sweep of words (`model=a,b`) is labelled with them. plotters' SVG backend keeps text as
+//! `<text>`, so no fonts are embedded.
 
 use super::format::{OutputError, OutputFormat};
 use super::table::title;
-use crate::report::CompareReport;
+use crate::report::{CompareReport, Direction};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -69,48 +73,69 @@ pub fn geometric(xs: &[f64]) -> bool {
         && v[v.len() - 1] / v[0] >= 8.0
 }
 
-/// One marker per variant, so lines stay apart without colour.
+/// One marker per variant, so lines stay apart without colour; filled where the verdict is a
+/// difference, hollow (white inside) where it is not.
 fn marker<'a, DB: DrawingBackend>(
     vi: usize,
     (x, y): (i32, i32),
     c: RGBColor,
+    filled: bool,
 ) -> DynElement<'a, DB, (i32, i32)> {
-    match vi % 4 {
-        0 => Circle::new((x, y), 4, c.filled()).into_dyn(),
-        1 => Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], c.filled()).into_dyn(),
-        2 => TriangleMarker::new((x, y), 5, c.filled()).into_dyn(),
-        _ => Cross::new((x, y), 4, c.stroke_width(2)).into_dyn(),
+    let style = if filled {
+        c.filled()
+    } else {
+        c.stroke_width(2)
+    };
+    match (vi % 4, filled) {
+        (0, _) => Circle::new((x, y), 4, style).into_dyn(),
+        (1, _) => Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], style).into_dyn(),
+        (2, _) => TriangleMarker::new((x, y), 5, style).into_dyn(),
+        (_, true) => Cross::new((x, y), 4, c.stroke_width(2)).into_dyn(),
+        // A cross has no inside: hollow, it is drawn thin.
+        (_, false) => Cross::new((x, y), 5, c.stroke_width(1)).into_dyn(),
     }
 }
+
+/// (x, y, low, high, a difference: filled)
+type Pt = (f64, f64, f64, f64, bool);
 
 struct Series {
     name: String,
     vi: usize,
-    /// (x, y, low, high)
-    pts: Vec<(f64, f64, f64, f64)>,
+    pts: Vec<Pt>,
 }
 
-fn x_values(report: &CompareReport) -> (String, Vec<f64>) {
+/// The sweep key, each point's x, and the points' labels when some value is not a number
+/// (a sweep of words is drawn at 1, 2, 3 ... and labelled with the words).
+fn x_values(report: &CompareReport) -> (String, Vec<f64>, Option<Vec<String>>) {
     let key = report
         .points
         .first()
         .and_then(|p| p.params.keys().next().cloned());
+    let value = |p: &crate::report::PointStats| {
+        key.as_ref()
+            .and_then(|k| p.params.get(k))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let number = |v: &str| {
+        v.trim_end_matches(|c: char| c.is_alphabetic())
+            .parse::<f64>()
+            .ok()
+    };
+    let words = key.is_some() && report.points.iter().any(|p| number(&value(p)).is_none());
     let xs = report
         .points
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            key.as_ref()
-                .and_then(|k| p.params.get(k))
-                .and_then(|v| {
-                    v.trim_end_matches(|c: char| c.is_alphabetic())
-                        .parse::<f64>()
-                        .ok()
-                })
+            number(&value(p))
+                .filter(|_| !words)
                 .unwrap_or(i as f64 + 1.0)
         })
         .collect();
-    (key.unwrap_or_else(|| "point".into()), xs)
+    let labels = words.then(|| report.points.iter().map(value).collect());
+    (key.unwrap_or_else(|| "point".into()), xs, labels)
 }
 
 fn series(report: &CompareReport, kind: PlotKind, xs: &[f64]) -> Vec<Series> {
@@ -126,6 +151,11 @@ fn series(report: &CompareReport, kind: PlotKind, xs: &[f64]) -> Vec<Series> {
                 .zip(xs)
                 .filter_map(|(p, &x)| {
                     let v = p.variants.get(vi)?;
+                    // The baseline is the reference: drawn filled.
+                    let clear = vi == 0
+                        || v.verdict.as_ref().is_some_and(|d| {
+                            matches!(d.direction, Direction::Better | Direction::Worse)
+                        });
                     let (y, lo, hi) = match kind {
                         PlotKind::Ratio => (v.ratio, v.ci_low, v.ci_high),
                         PlotKind::Absolute => (v.mean, v.mean - v.stderr, v.mean + v.stderr),
@@ -136,7 +166,7 @@ fn series(report: &CompareReport, kind: PlotKind, xs: &[f64]) -> Vec<Series> {
                     } else {
                         (y, y)
                     };
-                    y.is_finite().then_some((x, y, lo, hi))
+                    y.is_finite().then_some((x, y, lo, hi, clear))
                 })
                 .collect(),
         })
@@ -145,18 +175,19 @@ fn series(report: &CompareReport, kind: PlotKind, xs: &[f64]) -> Vec<Series> {
 
 /// Renders the report as an SVG document.
 pub(crate) fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, OutputError> {
-    let (key, xs) = x_values(report);
+    let (key, xs, words) = x_values(report);
     let all = series(report, kind, &xs);
     let (mut ymin, mut ymax) = (f64::INFINITY, f64::NEG_INFINITY);
     for s in &all {
-        for &(_, y, lo, hi) in &s.pts {
+        for &(_, y, lo, hi, _) in &s.pts {
             ymin = ymin.min(lo.min(y));
             ymax = ymax.max(hi.max(y));
         }
     }
+    let band = report.min_effect();
     if kind == PlotKind::Ratio {
-        ymin = ymin.min(1.0);
-        ymax = ymax.max(1.0);
+        ymin = ymin.min(1.0 - band);
+        ymax = ymax.max(1.0 + band);
     }
     if !ymin.is_finite() {
         (ymin, ymax) = (0.0, 2.0);
@@ -168,7 +199,7 @@ pub(crate) fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, O
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
             (a.min(x), b.max(x))
         });
-    let log_x = geometric(&xs);
+    let log_x = words.is_none() && geometric(&xs);
     let direction = match report.metric.better {
         Better::Higher => "higher is better ↑",
         Better::Lower => "lower is better ↓",
@@ -191,7 +222,7 @@ pub(crate) fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, O
         PlotKind::Ratio => "error bars: 95% confidence interval of the ratio",
         PlotKind::Absolute => "error bars: ± one standard error",
     };
-    let caption = format!("{}; {bars}", title(report));
+    let caption = format!("{}; {direction}; {bars}", title(report));
     let x_desc = if log_x {
         format!("{key} (log scale)")
     } else {
@@ -222,7 +253,7 @@ pub(crate) fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, O
                 let p = s
                     .pts
                     .iter()
-                    .map(|&(x, y, lo, hi)| (tx(x) + off, y, lo, hi))
+                    .map(|&(x, y, lo, hi, clear)| (tx(x) + off, y, lo, hi, clear))
                     .collect();
                 (s.name.clone(), s.vi, p)
             })
@@ -231,31 +262,34 @@ pub(crate) fn to_svg(report: &CompareReport, kind: PlotKind) -> Result<String, O
         let chart = b
             .build_cartesian_2d(x0 - xpad..x1 + xpad, ylo..yhi)
             .map_err(draw_error)?;
-        let ticks: Option<Vec<(f64, String)>> = log_x.then(|| {
-            let mut v: Vec<f64> = xs.clone();
-            v.sort_by(f64::total_cmp);
-            v.dedup();
-            v.into_iter().map(|x| (x.ln(), format!("{x}"))).collect()
-        });
+        let ticks: Option<Vec<(f64, String)>> = match &words {
+            Some(w) => Some(xs.iter().copied().zip(w.iter().cloned()).collect()),
+            None => log_x.then(|| {
+                let mut v: Vec<f64> = xs.clone();
+                v.sort_by(f64::total_cmp);
+                v.dedup();
+                v.into_iter().map(|x| (x.ln(), format!("{x}"))).collect()
+            }),
+        };
         let yfmt = axis_decimals(ylo, yhi);
         draw(
             chart,
             &plot_area,
             &pts,
-            kind,
+            (kind, band),
             (&x_desc, &y_desc),
             (x0 - xpad, x1 + xpad),
             ticks.as_deref(),
             yfmt,
         )?;
-        legend(&legend_area, &all, kind, &baseline)?;
+        legend(&legend_area, &all, kind, &baseline, band)?;
         root.present().map_err(draw_error)?;
     }
     Ok(buf)
 }
 
-/// A variant's name, index and (x, y, low, high) points.
-type Line = (String, usize, Vec<(f64, f64, f64, f64)>);
+/// A variant's name, index and points.
+type Line = (String, usize, Vec<Pt>);
 type Pts = [Line];
 
 /// Decimals of y tick labels for a range: enough to tell ticks a tenth of it apart.
@@ -272,7 +306,7 @@ fn draw<'a>(
     mut chart: ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     area: &DrawingArea<SVGBackend<'a>, Shift>,
     all: &Pts,
-    kind: PlotKind,
+    (kind, band): (PlotKind, f64),
     (x_desc, y_desc): (&str, &str),
     (x0, x1): (f64, f64),
     ticks: Option<&[(f64, String)]>,
@@ -312,6 +346,13 @@ fn draw<'a>(
         }
     }
     if kind == PlotKind::Ratio {
+        // Inside the band no difference counts, significant or not.
+        chart
+            .draw_series([Rectangle::new(
+                [(x0, 1.0 - band), (x1, 1.0 + band)],
+                RGBColor(0xee, 0xee, 0xee).filled(),
+            )])
+            .map_err(draw_error)?;
         chart
             .draw_series(DashedLineSeries::new(
                 [(x0, 1.0), (x1, 1.0)],
@@ -325,12 +366,12 @@ fn draw<'a>(
         let c = colour(*vi);
         chart
             .draw_series(LineSeries::new(
-                pts.iter().map(|&(x, y, _, _)| (x, y)),
+                pts.iter().map(|&(x, y, _, _, _)| (x, y)),
                 c.stroke_width(2),
             ))
             .map_err(draw_error)?;
         // Bars by hand: plotters' ErrorBar draws a circle of its own over the marker.
-        for &(x, _, lo, hi) in pts.iter().filter(|p| p.2 < p.3) {
+        for &(x, _, lo, hi, _) in pts.iter().filter(|p| p.2 < p.3) {
             chart
                 .draw_series(LineSeries::new([(x, lo), (x, hi)], c.stroke_width(2)))
                 .map_err(draw_error)?;
@@ -343,8 +384,8 @@ fn draw<'a>(
         }
         let vi = *vi;
         chart
-            .draw_series(pts.iter().map(|&(x, y, _, _)| {
-                EmptyElement::at((x, y)) + marker::<SVGBackend>(vi, (0, 0), c)
+            .draw_series(pts.iter().map(|&(x, y, _, _, clear)| {
+                EmptyElement::at((x, y)) + marker::<SVGBackend>(vi, (0, 0), c, clear)
             }))
             .map_err(draw_error)?;
     }
@@ -357,6 +398,7 @@ fn legend(
     all: &[Series],
     kind: PlotKind,
     baseline: &str,
+    band: f64,
 ) -> Result<(), OutputError> {
     let style = ("sans-serif", 13).into_font().color(&BLACK);
     let mut y = 60;
@@ -372,7 +414,7 @@ fn legend(
             } else {
                 area.draw(&PathElement::new(vec![(8, y), (30, y)], c.stroke_width(2)))
                     .map_err(draw_error)?;
-                area.draw(&(EmptyElement::at((19, y)) + marker::<SVGBackend>(vi, (0, 0), c)))
+                area.draw(&(EmptyElement::at((19, y)) + marker::<SVGBackend>(vi, (0, 0), c, true)))
                     .map_err(draw_error)?;
             }
         }
@@ -407,6 +449,16 @@ fn legend(
     }
     for s in all {
         line(s.name.clone(), Some(s.vi), false)?;
+    }
+    // Each note fits the legend's 32 columns.
+    line("filled marker: a difference".into(), None, false)?;
+    line("hollow marker: no difference".into(), None, false)?;
+    if kind == PlotKind::Ratio {
+        line(
+            format!("grey band: ±{} % (min. effect)", (band * 1e4).round() / 1e2),
+            None,
+            false,
+        )?;
     }
     Ok(())
 }

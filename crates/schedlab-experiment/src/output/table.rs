@@ -51,8 +51,12 @@ pub fn decimals(values: impl IntoIterator<Item = f64>) -> usize {
     want.clamp(lo, 6) as usize
 }
 
+/// A value with `dec` decimals; from 10^15 on (past f64's exact digits), in scientific form,
+/// so 1e308 is `1.0000e308`, not 309 digits.
 fn num(x: f64, dec: usize) -> String {
-    if x.is_finite() {
+    if x.is_finite() && x.abs() >= 1e15 {
+        format!("{x:.4e}")
+    } else if x.is_finite() {
         format!("{x:.dec$}")
     } else {
         "n/a".into()
@@ -219,10 +223,21 @@ fn build_blocks(r: &CompareReport, n_min: usize) -> Vec<Block> {
         rows: mean_rows,
     }];
     if n_min >= 2 {
-        let sd = |v: &VariantStats| summarize(&v.samples).stddev;
-        let cv = |v: &VariantStats| {
+        // A spread below 1e-9 of the mean is rounding in the sum of equal samples: zero, so
+        // a gain over it is n/a, not -2e14 %.
+        let spread = |v: &VariantStats| {
             let s = summarize(&v.samples);
-            s.stddev / s.mean.abs() * 100.0
+            let sd = if s.stddev <= s.mean.abs() * 1e-9 {
+                0.0
+            } else {
+                s.stddev
+            };
+            (sd, s.mean)
+        };
+        let sd = |v: &VariantStats| spread(v).0;
+        let cv = |v: &VariantStats| {
+            let (sd, mean) = spread(v);
+            sd / mean.abs() * 100.0
         };
         blocks.push(Block {
             kind: "Stddev",
@@ -520,6 +535,14 @@ mod tests {
         assert_eq!(decimals([2.0e10]), 0);
         assert_eq!(decimals([0.000_000_1]), 6);
         assert_eq!(decimals([0.0, f64::NAN]), 2);
+    }
+
+    #[test]
+    fn huge_values_print_in_scientific_form() {
+        assert_eq!(num(1e308, 0), "1.0000e308");
+        assert_eq!(num(-2.5e20, 2), "-2.5000e20");
+        assert_eq!(num(123456.0, 0), "123456");
+        assert_eq!(num(f64::NAN, 2), "n/a");
     }
 
     #[test]

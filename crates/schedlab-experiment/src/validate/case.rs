@@ -234,7 +234,9 @@ impl CaseFile {
     pub fn from_file(path: &Path) -> Result<CaseFile, ExperimentError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ExperimentError::Io(format!("cannot read {}: {e}", path.display())))?;
-        CaseFile::parse(&text, &path.display().to_string())
+        // A byte-order mark (Windows editors write one) is not part of the TOML.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        CaseFile::parse(text, &path.display().to_string())
     }
 
     /// A built-in case by name (case-insensitive).

@@ -34,8 +34,8 @@ pub struct Check {
 pub enum RunOutput {
     /// A comparison, with the sweep it ran.
     Compare {
-        /// The report.
-        report: CompareReport,
+        /// The report (boxed: much larger than the pinned pair's two numbers).
+        report: Box<CompareReport>,
         /// The sweep axes as run.
         sweep: Vec<(String, Vec<String>)>,
     },

@@ -150,7 +150,10 @@ pub fn run_case(
                 };
                 let report = crate::pipeline::compare(&plan, &opts)?.report;
                 tables += &report.to_table();
-                RunOutput::Compare { report, sweep }
+                RunOutput::Compare {
+                    report: Box::new(report),
+                    sweep,
+                }
             }
         };
         outputs.push((run.id.as_str(), out));

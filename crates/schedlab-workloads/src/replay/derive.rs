@@ -122,6 +122,8 @@ pub(crate) struct Pass {
     /// `sched_switch` events seen: a trace of wakeups alone has no bursts or blocks to
     /// derive, and would become a workload of sleeps.
     pub switches: u64,
+    /// The event before, to drop an exact repeat of it (a line doubled by a bad copy).
+    prev: Option<TraceEvent>,
 }
 
 /// A waker that blocks within this much of its own CPU time after a wakeup, before waking
@@ -174,6 +176,13 @@ impl Pass {
 
     /// Feeds one event (in time order).
     pub fn event(&mut self, ev: &TraceEvent) {
+        // The kernel never writes one event twice (same time, CPU and fields): a repeat is
+        // a doubled line, and read twice it would contradict itself.
+        if self.prev.as_ref() == Some(ev) {
+            self.warn.duplicates += 1;
+            return;
+        }
+        self.prev = Some(ev.clone());
         let ts = ev.ts_ns();
         if self.first_ts.is_none() {
             self.first_ts = Some(ts);

@@ -106,6 +106,8 @@ pub struct Warnings {
     pub truncated: bool,
     /// Events earlier than one before them.
     pub out_of_order: u64,
+    /// Events that repeat the one before exactly (doubled lines), dropped.
+    pub duplicates: u64,
     /// Switches that contradict the ones before (a task switched out where another was
     /// running, or in on two CPUs): lost events.
     pub inconsistent_switches: u64,
@@ -161,6 +163,12 @@ impl Warnings {
             v.push(format!(
                 "{} events out of time order: the trace is not sorted; sort it (`perf script` does, tracefs `trace` does)",
                 self.out_of_order
+            ));
+        }
+        if self.duplicates > 0 {
+            v.push(format!(
+                "{} events repeat the one before them exactly (doubled lines): read once",
+                self.duplicates
             ));
         }
         if self.inconsistent_switches > 0 {
