@@ -107,24 +107,9 @@ fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
         .map_err(|e| anyhow::anyhow!("--{flag} {s:?}: {e}"))
 }
 
-fn install_ctrlc() {
-    // A second installation in the same process fails harmlessly. ctrlc's `termination`
-    // feature routes SIGTERM and SIGHUP through the same handler as SIGINT, so each of them
-    // stops the host run the same way: children killed, tracefs restored, temporaries gone.
-    let _ = ctrlc::set_handler(schedlab_host::request_cancel);
-    // SIGQUIT too (ctrlc does not take it); the handler only stores an atomic flag.
-    extern "C" fn on_quit(_: libc::c_int) {
-        schedlab_host::request_cancel();
-    }
-    // SAFETY: installing a handler that is async-signal-safe (one atomic store).
-    unsafe {
-        libc::signal(libc::SIGQUIT, on_quit as *const () as libc::sighandler_t);
-    }
-}
-
 /// Runs a host subcommand.
 pub fn run(cmd: HostCmd) -> anyhow::Result<()> {
-    install_ctrlc();
+    // The signal handlers are main's (`signals::install_host`): a signal cancels the run.
     match cmd {
         HostCmd::Run(a) => run_cmd(a),
         HostCmd::Capture(a) => capture_cmd(a),

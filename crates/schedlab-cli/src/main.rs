@@ -91,14 +91,7 @@ fn main() {
     if matches!(cli.command, Command::Host(_)) {
         // The host harness stops its benchmarks itself and restores the machine on the way
         // out (children killed, tracefs restored), so it is never cut short.
-        let _ = ctrlc::set_handler(|| {
-            schedlab_host::request_cancel();
-            if schedlab_experiment::runner::INTERRUPTED
-                .swap(true, std::sync::atomic::Ordering::SeqCst)
-            {
-                std::process::exit(130);
-            }
-        });
+        signals::install_host();
     } else {
         signals::install();
     }
@@ -124,8 +117,14 @@ fn main() {
         Command::Replay(cmd) => replay_cmd::run(cmd),
         Command::Bench(a) => bench_cmd::run(a),
     };
-    if let Err(e) = result {
+    if let Err(e) = &result {
         eprintln!("schedlab: error: {e:#}");
+    }
+    // A command a signal stopped (a host run cancelled, say) exits 128 + the signal.
+    if let Some(code) = signals::received() {
+        std::process::exit(code);
+    }
+    if result.is_err() {
         std::process::exit(2);
     }
 }

@@ -1,5 +1,9 @@
-//! SIGINT, SIGTERM and SIGHUP for every command but `host` (which keeps its own clean-up
-//! path): one signal stops the command within a second. A simulation can run for minutes
+//! SIGINT, SIGTERM and SIGHUP: one signal stops any command within a second, and it exits
+//! 128 + the signal. For every command but `host` the watcher below ends the process.
+//! `host` keeps its own clean-up path ([`install_host`]): the signal asks the harness to
+//! cancel, which kills the benchmark's threads and processes, restores tracefs and removes
+//! its temporaries within a fraction of a second, and the command then exits 128 + the
+//! signal like the others. A simulation can run for minutes
 //! and the engine has no stop hook, so waiting for the runs in progress is no answer: no
 //! new run starts (`runner::INTERRUPTED`), a moment is left for the command to end on its
 //! own (a `compare` whose runs were all done prints its report), then the process exits
@@ -57,6 +61,35 @@ pub fn install() {
     });
 }
 
+/// The handlers of `host` commands: the first SIGINT, SIGTERM, SIGHUP or SIGQUIT asks the
+/// harness to cancel ([`schedlab_host::request_cancel`]: children killed, tracefs restored);
+/// a second exits at once.
+pub fn install_host() {
+    extern "C" fn on_host_signal(sig: libc::c_int) {
+        // Async-signal-safe only: atomics and `_exit`.
+        if SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
+            // SAFETY: `_exit` is async-signal-safe.
+            unsafe { libc::_exit(128 + sig) }
+        }
+        schedlab_host::request_cancel();
+        schedlab_experiment::runner::INTERRUPTED.store(true, Ordering::SeqCst);
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        // SAFETY: the handler only stores atomics (or calls `_exit`).
+        unsafe {
+            libc::signal(sig, on_host_signal as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// The exit status owed to a signal received during the command, if one was.
+pub fn received() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(128 + s),
+    }
+}
+
 /// The exit status of a command that stopped early on a signal: 128 + the signal, 130 when
 /// none was received (an interruption set another way).
 pub fn exit_code() -> i32 {
@@ -71,6 +104,7 @@ fn name(sig: i32) -> &'static str {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
+        libc::SIGQUIT => "SIGQUIT",
         _ => "signal",
     }
 }
