@@ -125,6 +125,38 @@ impl Signal {
         self.last = now;
     }
 
+    /// Accrues `N` signals that share their last update (a task's load and utilisation, a
+    /// CPU's load, utilisation and runnable load: they are always advanced together), each
+    /// at its own activity: the same arithmetic per signal as [`Signal::advance`], so the
+    /// sums are bit-identical, with the period test and, across periods, the decay lookup
+    /// made once for all of them (the kernel's `___update_load_sum()` likewise computes the
+    /// periods once and applies them to `load_sum`, `runnable_sum` and `util_sum`).
+    #[inline]
+    pub fn advance_all<const N: usize>(signals: [&mut Signal; N], now: Time, active: [f64; N]) {
+        let last = signals[0].last;
+        debug_assert!(
+            signals.iter().all(|s| s.last == last),
+            "signals out of step"
+        );
+        if now <= last {
+            return;
+        }
+        if last / PERIOD_NS == now / PERIOD_NS {
+            let d = (now - last) as f64;
+            for (s, a) in signals.into_iter().zip(active) {
+                s.sum += a * d;
+                if s.sum < 0.0 {
+                    s.sum = 0.0;
+                }
+                s.last = now;
+            }
+        } else {
+            for (s, a) in signals.into_iter().zip(active) {
+                s.advance_across_periods(now, a);
+            }
+        }
+    }
+
     /// The average after an `advance(now, ..)`.
     #[cfg(test)]
     pub fn avg(&self) -> f64 {
@@ -172,6 +204,22 @@ mod tests {
             both.advance(t, x + y);
         }
         assert!((a.sum + b.sum - both.sum).abs() / both.sum < 1e-9);
+    }
+
+    #[test]
+    fn advancing_together_is_advancing_each() {
+        let (mut a, mut b, mut c) = (Signal::default(), Signal::default(), Signal::default());
+        let (mut x, mut y, mut z) = (a, b, c);
+        let mut t = 0;
+        for i in 0..3000u64 {
+            t += [1, 777, 123_457, 2_000_000, 40_000_000][(i % 5) as usize] + i;
+            let act = [(i % 3) as f64 * 1024.0, (i % 2) as f64, -((i % 7) as f64)];
+            a.advance(t, act[0]);
+            b.advance(t, act[1]);
+            c.advance(t, act[2]);
+            Signal::advance_all([&mut x, &mut y, &mut z], t, act);
+            assert_eq!((a, b, c), (x, y, z));
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use super::Simulation;
 use crate::config::ClassKind;
+use crate::pelt::Signal;
 use crate::policy::{Affine, PlacementRecord, Step};
 use crate::seg_timers;
 use crate::state::TaskState;
@@ -67,10 +68,13 @@ impl Simulation {
     pub(super) fn sync_cpu_pelt(&mut self, cpu: CpuId) {
         let now = self.core.now;
         let c = &mut self.core.cpus[cpu];
-        c.load.advance(now, c.runnable_weight as f64);
-        c.util
-            .advance(now, if c.curr.is_some() { 1.0 } else { 0.0 });
-        c.runnable.advance(now, c.runnable_weight as f64);
+        let w = c.runnable_weight as f64;
+        let busy = if c.curr.is_some() { 1.0 } else { 0.0 };
+        Signal::advance_all(
+            [&mut c.load, &mut c.util, &mut c.runnable],
+            now,
+            [w, busy, w],
+        );
     }
 
     pub(super) fn sync_task_pelt(&mut self, t: TaskId) {
@@ -82,8 +86,7 @@ impl Simulation {
             _ if task.delayed => (1.0, 0.0),
             _ => (0.0, 0.0),
         };
-        task.load.advance(now, runnable);
-        task.util.advance(now, running);
+        Signal::advance_all([&mut task.load, &mut task.util], now, [runnable, running]);
     }
 
     /// `t` becomes runnable on `cpu`: counts, the instantaneous load and the runnable-load
