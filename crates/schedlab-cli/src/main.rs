@@ -79,6 +79,22 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    // Off a terminal, long runs print a progress line every 5 s; a batch log may want
+    // another interval (seconds, fractions allowed).
+    if let Some(v) = std::env::var_os("SCHEDLAB_PROGRESS_SECS") {
+        match v.to_str().and_then(|s| s.trim().parse::<f64>().ok()) {
+            Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
+                schedlab_experiment::progress::set_tick(std::time::Duration::from_secs_f64(s));
+            }
+            _ => {
+                eprintln!(
+                    "schedlab: error: SCHEDLAB_PROGRESS_SECS={}: give seconds between 0 and 86400",
+                    v.to_string_lossy()
+                );
+                std::process::exit(2);
+            }
+        }
+    }
     if !matches!(cli.command, Command::Host(_)) {
         // `schedlab bench | head` should end quietly when the reader goes, like any Unix
         // filter, not panic in `println!`. The host harness keeps Rust's default (SIGPIPE

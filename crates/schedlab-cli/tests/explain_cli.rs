@@ -250,3 +250,40 @@ fn the_plot_marks_significance_and_a_word_sweep_keeps_its_labels() {
     let h = std::fs::read_to_string(&html).unwrap();
     assert!(h.contains("<th>Δ vs base</th>"), "no delta column");
 }
+
+#[test]
+fn sensitivity_reruns_count_under_their_own_label_off_a_terminal() {
+    // Off a terminal a progress line comes every SCHEDLAB_PROGRESS_SECS (5 s by default);
+    // the reruns of --sensitivity are not the comparison's runs and say so.
+    let out = schedlab_at_root()
+        .env("SCHEDLAB_PROGRESS_SECS", "0.01")
+        .args([
+            "explain",
+            "-w",
+            "pipe:loops=2000",
+            "--reps",
+            "2",
+            "--sensitivity",
+        ])
+        .output()
+        .unwrap();
+    success(&out, "schedlab");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("sensitivity: ") && l.contains(" runs done")),
+        "{err}"
+    );
+    // The comparison's own count covers its 4 runs only, and stops before the reruns.
+    for l in err.lines().filter(|l| l.starts_with("compare: ")) {
+        assert!(l.contains(" of 4 runs done"), "{l}");
+    }
+    // A bad interval is bad input.
+    let out = schedlab_at_root()
+        .env("SCHEDLAB_PROGRESS_SECS", "soon")
+        .args(["policies"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SCHEDLAB_PROGRESS_SECS"));
+}

@@ -5,19 +5,36 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Seconds between two progress lines off a terminal.
+/// Seconds between two progress lines off a terminal, unless [`set_tick`] says otherwise.
 pub const TICK: Duration = Duration::from_secs(5);
+
+/// The interval in use, in ms (0: [`TICK`]); the CLI sets it from `SCHEDLAB_PROGRESS_SECS`.
+static TICK_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the interval between two progress lines off a terminal (a batch log that wants
+/// them denser or sparser; the tests, which cannot wait 5 s).
+pub fn set_tick(every: Duration) {
+    TICK_MS.store((every.as_millis() as u64).max(1), Ordering::Relaxed);
+}
+
+fn tick() -> Duration {
+    match TICK_MS.load(Ordering::Relaxed) {
+        0 => TICK,
+        ms => Duration::from_millis(ms),
+    }
+}
 
 /// A bar that counts but never draws (its position is what a [`Ticker`] prints).
 pub fn hidden_bar(len: u64) -> ProgressBar {
     ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden())
 }
 
-/// Prints `LABEL: N of M runs done, T s elapsed` on stderr every [`TICK`] until dropped.
+/// Prints `LABEL: N of M runs done, T s elapsed` on stderr every [`TICK`] (or what
+/// [`set_tick`] set) until dropped.
 pub struct Ticker {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
@@ -31,11 +48,12 @@ impl Ticker {
         let (label, what) = (label.to_string(), what.to_string());
         let handle = std::thread::spawn(move || {
             let t0 = Instant::now();
-            let mut next = TICK;
+            let every = tick();
+            let mut next = every;
             while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
+                std::thread::sleep(Duration::from_millis(100).min(every));
                 if t0.elapsed() >= next {
-                    next += TICK;
+                    next += every;
                     eprintln!(
                         "{label}: {} of {} {what} done, {:.0} s elapsed",
                         bar.position(),
