@@ -276,15 +276,10 @@ fn build_spec(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
 }
 
 pub(crate) fn build(path: &str, topo: &Topology) -> Result<Built, WorkloadError> {
-    let text = std::fs::read(path)
-        .and_then(|b| {
-            schedlab_vocab::text::decode(b)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-        })
-        .map_err(|e| WorkloadError::File {
-            path: path.into(),
-            msg: format!("cannot read: {e}"),
-        })?;
+    let text = schedlab_vocab::text::read(path).map_err(|e| WorkloadError::File {
+        path: path.into(),
+        msg: format!("cannot read: {e}"),
+    })?;
     let doc = parse(&text, path)?;
     crate::ir::lower(&doc, topo)
 }
