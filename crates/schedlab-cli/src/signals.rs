@@ -29,16 +29,23 @@ extern "C" fn on_signal(sig: libc::c_int) {
         unsafe { libc::_exit(128 + sig) }
     }
     schedlab_experiment::runner::INTERRUPTED.store(true, Ordering::SeqCst);
+    // What a host run watches (one atomic store; nothing reads it in other commands).
+    schedlab_host::request_cancel();
 }
 
-/// Installs the handlers and the thread that ends the process after a signal.
-pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+/// Points `sigs` at [`on_signal`].
+fn handle(sigs: &[libc::c_int]) {
+    for &sig in sigs {
         // SAFETY: the handler only stores atomics (or calls `_exit`).
         unsafe {
             libc::signal(sig, on_signal as *const () as libc::sighandler_t);
         }
     }
+}
+
+/// Installs the handlers and the thread that ends the process after a signal.
+pub fn install() {
+    handle(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
     std::thread::spawn(|| {
         loop {
             std::thread::sleep(POLL);
@@ -65,21 +72,7 @@ pub fn install() {
 /// harness to cancel ([`schedlab_host::request_cancel`]: children killed, tracefs restored);
 /// a second exits at once.
 pub fn install_host() {
-    extern "C" fn on_host_signal(sig: libc::c_int) {
-        // Async-signal-safe only: atomics and `_exit`.
-        if SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
-            // SAFETY: `_exit` is async-signal-safe.
-            unsafe { libc::_exit(128 + sig) }
-        }
-        schedlab_host::request_cancel();
-        schedlab_experiment::runner::INTERRUPTED.store(true, Ordering::SeqCst);
-    }
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
-        // SAFETY: the handler only stores atomics (or calls `_exit`).
-        unsafe {
-            libc::signal(sig, on_host_signal as *const () as libc::sighandler_t);
-        }
-    }
+    handle(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT]);
 }
 
 /// The exit status owed to a signal received during the command, if one was.
@@ -93,10 +86,7 @@ pub fn received() -> Option<i32> {
 /// The exit status of a command that stopped early on a signal: 128 + the signal, 130 when
 /// none was received (an interruption set another way).
 pub fn exit_code() -> i32 {
-    match SIGNAL.load(Ordering::SeqCst) {
-        0 => 130,
-        s => 128 + s,
-    }
+    received().unwrap_or(130)
 }
 
 fn name(sig: i32) -> &'static str {
@@ -104,7 +94,6 @@ fn name(sig: i32) -> &'static str {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
-        libc::SIGQUIT => "SIGQUIT",
         _ => "signal",
     }
 }
