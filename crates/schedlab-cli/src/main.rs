@@ -80,11 +80,14 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     // Off a terminal, long runs print a progress line every 5 s; a batch log may want
-    // another interval (seconds, fractions allowed).
+    // another interval (the workspace's duration parser: a bare number is seconds).
     if let Some(v) = std::env::var_os("SCHEDLAB_PROGRESS_SECS") {
-        match v.to_str().and_then(|s| s.trim().parse::<f64>().ok()) {
-            Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
-                schedlab_experiment::progress::set_tick(std::time::Duration::from_secs_f64(s));
+        let ns = v
+            .to_str()
+            .and_then(|s| schedlab_vocab::parse_duration_or_bare(s, "s").ok());
+        match ns {
+            Some(ns) if ns > 0 && ns <= 86_400_000_000_000 => {
+                schedlab_experiment::progress::set_tick(std::time::Duration::from_nanos(ns));
             }
             _ => {
                 eprintln!(
