@@ -421,10 +421,12 @@ impl MachineProfile {
 
     /// Reads a profile file.
     pub fn load(path: &std::path::Path) -> Result<Self, ProfileError> {
-        let text = schedlab_vocab::text::read(path).map_err(|source| ProfileError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = std::fs::read(path)
+            .and_then(schedlab_vocab::text::decode_io)
+            .map_err(|source| ProfileError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
         Self::from_toml(&text, &path.display().to_string())
     }
 

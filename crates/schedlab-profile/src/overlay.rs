@@ -45,10 +45,12 @@ impl MachineProfile {
 
     /// Reads a profile file laid over `base` (see [`MachineProfile::overlay_toml`]).
     pub fn load_over(base: &MachineProfile, path: &std::path::Path) -> Result<Self, ProfileError> {
-        let text = schedlab_vocab::text::read(path).map_err(|source| ProfileError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = std::fs::read(path)
+            .and_then(schedlab_vocab::text::decode_io)
+            .map_err(|source| ProfileError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
         Self::overlay_toml(base, &text, &path.display().to_string())
     }
 

@@ -213,10 +213,12 @@ fn reject_numactl_options(
 /// Reads a machine description file, detecting its format from the content.
 pub fn parse_file(path: &Path, opts: &TopologyOptions) -> Result<Topology, TopoSpecError> {
     let file = path.display().to_string();
-    let text = schedlab_vocab::text::read(path).map_err(|error| TopoSpecError::Io {
-        path: file.clone(),
-        error,
-    })?;
+    let text = std::fs::read(path)
+        .and_then(schedlab_vocab::text::decode_io)
+        .map_err(|error| TopoSpecError::Io {
+            path: file.clone(),
+            error,
+        })?;
     parse_text(&text, &file, opts)
 }
 

@@ -1,9 +1,9 @@
 //! Input files as text: what editors and tools write besides plain UTF-8, read right or
 //! refused with the reason. A UTF-8 byte-order mark (Windows editors write one) is dropped;
 //! gzip data (a `.gz` file renamed, or a compressed file under any name), UTF-16 text and
-//! other bytes that are not UTF-8 are refused, naming what the file holds. [`read`] reads a
-//! file and decodes it, the reason becoming an `InvalidData` I/O error, so each reader keeps
-//! one error path for "cannot read".
+//! other bytes that are not UTF-8 are refused, naming what the file holds. The callers read
+//! the bytes; this module only looks at them (the vocabulary names no file API);
+//! [`decode_io`] is [`decode`] with the reason as an I/O error, for a reader's one error path.
 
 use std::fmt;
 
@@ -65,10 +65,10 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, TextError> {
     Ok(text)
 }
 
-/// The text of the file at `path` ([`decode`]d); why it is not text is an `InvalidData`
-/// error carrying the reason.
-pub fn read(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
+/// [`decode`] for a reader's `std::fs::read(path).and_then(text::decode_io)`: why the bytes
+/// are not text becomes an `InvalidData` I/O error carrying the reason, so the reader keeps
+/// one error path for "cannot read" (the reading itself stays with the caller).
+pub fn decode_io(bytes: Vec<u8>) -> std::io::Result<String> {
     decode(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 

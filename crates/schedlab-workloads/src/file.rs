@@ -276,10 +276,12 @@ fn build_spec(a: &mut Args, topo: &Topology) -> Result<Built, WorkloadError> {
 }
 
 pub(crate) fn build(path: &str, topo: &Topology) -> Result<Built, WorkloadError> {
-    let text = schedlab_vocab::text::read(path).map_err(|e| WorkloadError::File {
-        path: path.into(),
-        msg: format!("cannot read: {e}"),
-    })?;
+    let text = std::fs::read(path)
+        .and_then(schedlab_vocab::text::decode_io)
+        .map_err(|e| WorkloadError::File {
+            path: path.into(),
+            msg: format!("cannot read: {e}"),
+        })?;
     let doc = parse(&text, path)?;
     crate::ir::lower(&doc, topo)
 }
