@@ -21,8 +21,12 @@ use crate::time::{NSEC_PER_MSEC, NSEC_PER_SEC, Time};
 use schedlab_topo::domains::flags;
 use schedlab_topo::{CpuId, CpuSet, SchedDomain};
 
+// The load-based `find_busiest_group()` of 2.6.32-5.4.
+mod fbg_load;
 // One pass of `load_balance()`, step by step.
 mod lb;
+
+pub use fbg_load::LbRules;
 
 /// One task move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,6 +260,10 @@ pub struct CfsBalancer {
     pub active_balance: ActiveBalance,
     /// Which `cpu_load[]` average each pass reads (era rule; [`LoadIdx::None`] from 5.0).
     pub load_idx: LoadIdx,
+    /// Which `find_busiest_group()` the era runs: load-based before 5.5 (era rule).
+    pub lb_rules: LbRules,
+    /// `CONFIG_PREEMPT`: a newly idle pass of the load-based eras stops after one task.
+    pub preempt_full: bool,
     state: Vec<Vec<DomainState>>,
     /// Per CPU, the effect of the moves decided earlier in the same call. The engine applies
     /// moves only after the call returns, but a nohz kick balances for every idle CPU in one
@@ -281,6 +289,8 @@ impl CfsBalancer {
             tick_ns,
             active_balance: ActiveBalance::FailedTasks,
             load_idx: LoadIdx::None,
+            lb_rules: LbRules::GroupTypes,
+            preempt_full: true,
             state: Vec::new(),
             planned: Vec::new(),
             planned_dirty: false,
@@ -297,6 +307,7 @@ impl CfsBalancer {
         b.cache_hot_buddy = cfg.features.cache_hot_buddy;
         b.nr_migrate = cfg.tunables.nr_migrate;
         b.sis_util = cfg.features.sis_util;
+        b.preempt_full = cfg.preempt == crate::config::PreemptModel::Full;
         b
     }
 

@@ -63,7 +63,7 @@ pub mod task;
 pub mod time;
 pub mod wake_rules;
 
-pub use balance::{Balancer, CfsBalancer, NoBalance};
+pub use balance::{Balancer, CfsBalancer, LbRules, NoBalance};
 pub use config::{ClassKind, Features, LoadSignal, PreemptModel, SchedConfig, Tunables};
 pub use counters::Counters;
 pub use dist::Dist;

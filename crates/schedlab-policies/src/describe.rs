@@ -87,11 +87,12 @@ pub fn describe_preset(name: &str) -> Result<String, PolicyError> {
             newidle,
             active,
             load_idx,
+            rules,
         } = era.def().balancer
         {
             let _ = writeln!(
                 out,
-                "  balancer: sched-domain balancer (CfsBalancer): newidle gate {newidle:?}, active balance {active:?}, cpu_load[] indices {load_idx:?}"
+                "  balancer: sched-domain balancer (CfsBalancer): newidle gate {newidle:?}, active balance {active:?}, cpu_load[] indices {load_idx:?}, find_busiest_group {rules:?}"
             );
         }
     }

@@ -8,7 +8,7 @@
 
 use crate::version::{KernelVersion, Versions, stable, v, v25, v26};
 use schedlab_engine::ClassKind;
-use schedlab_engine::balance::{ActiveBalance, NewidleGate};
+use schedlab_engine::balance::{ActiveBalance, LbRules, NewidleGate};
 use schedlab_engine::cpu_load::LoadIdx;
 
 /// A modelled kernel version. Ordered oldest first; each variant has its row in [`ERAS`]
@@ -138,6 +138,9 @@ pub enum BalancerKind {
         active: ActiveBalance,
         /// Which `cpu_load[]` average a pass reads (until 4.18, with `LB_BIAS`).
         load_idx: LoadIdx,
+        /// `find_busiest_group()`: load-based with capacity in tasks until 4.0, with
+        /// `group_no_capacity` from utilisation 4.1-5.4, group types from 5.5.
+        rules: LbRules,
     },
 }
 
@@ -174,30 +177,35 @@ const BAL_2631: BalancerKind = BalancerKind::Cfs {
     newidle: NewidleGate::Always,
     active: ActiveBalance::Failed,
     load_idx: LoadIdx::V2_6_31,
+    rules: LbRules::Capacity,
 };
 /// 2.6.32-3.12: newidle rate-limited by `avg_idle`; the 2.6.32 load indices.
 const BAL_2632: BalancerKind = BalancerKind::Cfs {
     newidle: NewidleGate::MigrationCost,
     active: ActiveBalance::Failed,
     load_idx: LoadIdx::V2_6_32,
+    rules: LbRules::Capacity,
 };
 /// 3.17-4.18: newidle also gated by the per-domain cost and `rd->overload`.
 const BAL_317: BalancerKind = BalancerKind::Cfs {
     newidle: NewidleGate::Overload,
     active: ActiveBalance::Failed,
     load_idx: LoadIdx::V2_6_32,
+    rules: LbRules::Util,
 };
 /// 5.10-5.15: no `cpu_load[]` (5.0), the task-moving active balance (5.10).
 const BAL_510: BalancerKind = BalancerKind::Cfs {
     newidle: NewidleGate::Overload,
     active: ActiveBalance::FailedTasks,
     load_idx: LoadIdx::None,
+    rules: LbRules::GroupTypes,
 };
 /// 5.16 on: newidle gated by `max_newidle_lb_cost`.
 const BAL_516: BalancerKind = BalancerKind::Cfs {
     newidle: NewidleGate::LbCost,
     active: ActiveBalance::FailedTasks,
     load_idx: LoadIdx::None,
+    rules: LbRules::GroupTypes,
 };
 
 /// Every era, oldest first (row `i` is the era with discriminant `i`).

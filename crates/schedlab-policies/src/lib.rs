@@ -121,11 +121,13 @@ pub fn build(variant: &str, _topo: &Topology, seed: u64) -> Result<Built, Policy
             newidle,
             active,
             load_idx,
+            rules,
         } => {
             let mut b = CfsBalancer::for_config(&config);
             b.newidle_gate = newidle;
             b.active_balance = active;
             b.load_idx = load_idx;
+            b.lb_rules = rules;
             Box::new(b)
         }
     };

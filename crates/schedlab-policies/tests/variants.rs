@@ -317,6 +317,36 @@ fn balancer_follows_sis_util_and_the_era() {
 }
 
 #[test]
+fn find_busiest_group_is_load_based_until_5_5() {
+    // 3.10's capacity in tasks until 4.0, 4.1's utilisation test until 5.4, 5.5's group
+    // types after (0b0695f2b34a); 2.5.59 has its own node balancer.
+    use schedlab_engine::LbRules;
+    use schedlab_policies::era::BalancerKind;
+    let rules = |name: &str| match schedlab_policies::settings(name)
+        .unwrap()
+        .era
+        .def()
+        .balancer
+    {
+        BalancerKind::Cfs { rules, .. } => Some(rules),
+        BalancerKind::O1Node => None,
+    };
+    assert_eq!(rules("linux-2.5.59"), None);
+    for (era, want) in [
+        ("linux-2.6.30", LbRules::Capacity),
+        ("linux-3.10", LbRules::Capacity),
+        ("linux-3.12", LbRules::Capacity),
+        ("linux-4.2", LbRules::Util),
+        ("linux-4.6", LbRules::Util),
+        ("linux-4.14", LbRules::Util),
+        ("linux-5.13", LbRules::GroupTypes),
+        ("linux-6.6", LbRules::GroupTypes),
+    ] {
+        assert_eq!(rules(era), Some(want), "{era}");
+    }
+}
+
+#[test]
 fn preset_list_and_switch_listing() {
     let names: Vec<&str> = presets().iter().map(|p| p.name).collect();
     for want in [

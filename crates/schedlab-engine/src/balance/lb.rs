@@ -4,8 +4,8 @@
 //! `detach_tasks()`, and the failure accounting that escalates to an active balance.
 
 use super::{
-    ActiveBalance, BalanceOut, CfsBalancer, GroupStats, GroupType, IdleType, Migration, Mode,
-    find_busiest_group, planned_cpu,
+    ActiveBalance, BalanceOut, CfsBalancer, GroupStats, GroupType, IdleType, LbRules, Migration,
+    Mode, find_busiest_group, planned_cpu,
 };
 use crate::cpu_load::PassKind;
 use crate::policy::{Hints, SchedView};
@@ -45,40 +45,26 @@ impl CfsBalancer {
         }
         out.passes += 1;
         out.cost_ns += sd.span_weight as u64 * view.profile().search.lb_per_cpu_ns;
-        let pct = sd.imbalance_pct;
         let kind = match idle {
             IdleType::NotIdle => PassKind::Busy,
             IdleType::Idle => PassKind::Idle,
             IdleType::NewlyIdle => PassKind::NewlyIdle,
         };
         let idx = self.load_idx.index(sd, kind);
-        let stats: Vec<GroupStats> = sd
-            .groups
-            .iter()
-            .enumerate()
-            .map(|(i, g)| self.group_stats(g, view, pct, idx, i == 0))
-            .collect();
         // SIS_UTIL: refresh the LLC's scan budget from its utilisation (periodic only).
         if self.sis_util && idle != IdleType::NewlyIdle && sd.has(flags::SHARE_LLC) {
             update_idle_cpu_scan(dst, sd, view, hints);
         }
         let st_failed = self.state[dst][sd_idx].nr_balance_failed;
         // lb_nobusyg: no busiest group (or it is balanced); lb_nobusyq: no busiest queue.
-        let mut nobusy = [0u64; 2];
-        let busiest = find_busiest_group(&stats)
-            .and_then(|b| {
-                let mode = self.calculate_imbalance(dst, sd_idx, sd, idle, view, &stats, b);
-                Some((b, mode?))
-            })
-            .or_else(|| {
-                nobusy[0] = 1;
-                None
-            })
-            .and_then(|(b, mode)| {
-                let src = self.find_busiest_queue(sd, b, mode, view);
-                nobusy[1] = u64::from(src.is_none());
-                Some((src?, mode))
-            });
+        let (busiest, nobusy) = if self.lb_rules == LbRules::GroupTypes {
+            self.busiest_by_group_type(dst, sd_idx, sd, idle, view, idx)
+        } else {
+            match self.busiest_by_load(dst, sd_idx, sd, idle, view, idx) {
+                Ok(found) => (Some(found), [0, 0]),
+                Err(nobusy) => (None, nobusy),
+            }
+        };
         let Some((src, mode)) = busiest else {
             // out_balanced
             let st = &mut self.state[dst][sd_idx];
@@ -111,6 +97,44 @@ impl CfsBalancer {
         lb.lb_failed += u64::from(moved == 0);
         self.balance_done(&pass, sd_idx, moved, view, out);
         moved
+    }
+
+    /// The busiest CPU and what to move by the 5.5+ rules: the group statistics,
+    /// [`find_busiest_group`], [`CfsBalancer::calculate_imbalance`] and
+    /// `find_busiest_queue()`; with the `lb_nobusyg`/`lb_nobusyq` counts.
+    #[allow(clippy::too_many_arguments)]
+    fn busiest_by_group_type(
+        &self,
+        dst: CpuId,
+        sd_idx: usize,
+        sd: &SchedDomain,
+        idle: IdleType,
+        view: &SchedView<'_>,
+        idx: usize,
+    ) -> (Option<(CpuId, Mode)>, [u64; 2]) {
+        let pct = sd.imbalance_pct;
+        let stats: Vec<GroupStats> = sd
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| self.group_stats(g, view, pct, idx, i == 0))
+            .collect();
+        let mut nobusy = [0u64; 2];
+        let busiest = find_busiest_group(&stats)
+            .and_then(|b| {
+                let mode = self.calculate_imbalance(dst, sd_idx, sd, idle, view, &stats, b);
+                Some((b, mode?))
+            })
+            .or_else(|| {
+                nobusy[0] = 1;
+                None
+            })
+            .and_then(|(b, mode)| {
+                let src = self.find_busiest_queue(sd, b, mode, view);
+                nobusy[1] = u64::from(src.is_none());
+                Some((src?, mode))
+            });
+        (busiest, nobusy)
     }
 
     /// `should_we_balance()`: one CPU per local group balances, the first idle one, else the
@@ -267,7 +291,14 @@ impl CfsBalancer {
             }
             let tl = view.task_load(t).max(1);
             if let Mode::Load(_) = mode {
-                if (tl >> st_failed.min(63)) > load_left {
+                // 5.5+: `shr_bound(load, nr_balance_failed) > imbalance`; before, half the
+                // task's load may exceed what is left (`(load / 2) > env->imbalance`).
+                let too_big = if self.lb_rules == LbRules::GroupTypes {
+                    (tl >> st_failed.min(63)) > load_left
+                } else {
+                    tl / 2 > load_left
+                };
+                if too_big {
                     continue;
                 }
                 load_left = load_left.saturating_sub(tl);
@@ -283,7 +314,11 @@ impl CfsBalancer {
             src_runnable -= 1;
             moved += 1;
             hot_moved += u64::from(hot);
-            if idle == IdleType::NewlyIdle {
+            // CONFIG_PREEMPT: a newly idle pass stops after one task. The load-based eras
+            // honour the kernel's preemption model; the 5.5+ path always stops \[M\].
+            if idle == IdleType::NewlyIdle
+                && (self.lb_rules == LbRules::GroupTypes || self.preempt_full)
+            {
                 break;
             }
         }
