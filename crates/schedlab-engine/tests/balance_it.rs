@@ -7,7 +7,6 @@ mod common;
 use schedlab_engine::balance::ActiveBalance;
 use schedlab_engine::{Dist, Op, Simulation, TaskSpec, Workload};
 use schedlab_topo::Topology;
-use schedlab_trace::TraceEvent;
 
 /// `n` CPU-bound tasks of `ms` x 1 ms, all started on CPU 0 (PrevCpu keeps them there).
 fn burners(n: usize, ms: u64) -> Workload {
@@ -68,17 +67,7 @@ fn one_nohz_kick_spreads_a_pile_over_several_idle_cpus() {
     // more than one idle CPU (each pass of the kick sees what the previous passes took).
     let topo = schedlab_topo::regular("8c", "test", 1, 1, 8, 1, false).unwrap();
     let mut sim = run(topo, burners(16, 20), ActiveBalance::FailedTasks, true);
-    let trace = sim.take_trace().unwrap();
-    let moves: Vec<(u64, u32)> = trace
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            TraceEvent::MigrateTask {
-                ts_ns, dest_cpu, ..
-            } => Some((*ts_ns, *dest_cpu)),
-            _ => None,
-        })
-        .collect();
+    let moves = common::moves(&mut sim);
     let first = moves.first().expect("the balancer moved something").0;
     let mut dests: Vec<u32> = moves
         .iter()

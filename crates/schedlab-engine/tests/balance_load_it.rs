@@ -8,7 +8,6 @@ mod common;
 
 use schedlab_engine::{Dist, LbRules, Op, TaskSpec, Workload};
 use schedlab_topo::{CpuId, CpuSet, Topology};
-use schedlab_trace::TraceEvent;
 
 /// Two CPUs in two LLCs.
 fn two_cpus() -> Topology {
@@ -40,18 +39,7 @@ fn first_pull(rules: LbRules, preempt_full: bool) -> usize {
     // Burners that have not run yet must not look cache hot.
     bal.migration_cost_ns = 0;
     let mut sim = common::run_to_exit(two_cpus(), bal, pile_beside_a_short_task(), true);
-    let moves: Vec<(u64, u32)> = sim
-        .take_trace()
-        .unwrap()
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            TraceEvent::MigrateTask {
-                ts_ns, dest_cpu, ..
-            } => Some((*ts_ns, *dest_cpu)),
-            _ => None,
-        })
-        .collect();
+    let moves = common::moves(&mut sim);
     let first = moves.first().expect("the balancer moved something").0;
     assert!(
         first < 1_000_000,

@@ -18,6 +18,7 @@
 //! asym packing, NUMA-balancing's `fbq_type`, and the affinity-driven `sg_imbalanced()`
 //! (3.12+; no workload here pins a task a pass would move) are not modelled.
 
+use super::lb::At;
 use super::{CfsBalancer, IdleType, Mode};
 use crate::policy::SchedView;
 use schedlab_topo::domains::flags;
@@ -163,13 +164,16 @@ impl CfsBalancer {
     /// `lb_nobusyg`/`lb_nobusyq` counts of a balanced domain.
     pub(super) fn busiest_by_load(
         &self,
-        dst: CpuId,
-        sd_idx: usize,
-        sd: &SchedDomain,
-        idle: IdleType,
+        at: At<'_>,
         view: &SchedView<'_>,
-        idx: usize,
     ) -> Result<(CpuId, Mode), [u64; 2]> {
+        let At {
+            dst,
+            sd_idx,
+            sd,
+            idle,
+            idx,
+        } = at;
         let mut stats: Vec<LoadStats> = sd
             .groups
             .iter()

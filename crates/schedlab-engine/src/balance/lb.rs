@@ -57,26 +57,33 @@ impl CfsBalancer {
         }
         let st_failed = self.state[dst][sd_idx].nr_balance_failed;
         // lb_nobusyg: no busiest group (or it is balanced); lb_nobusyq: no busiest queue.
-        let (busiest, nobusy) = if self.lb_rules == LbRules::GroupTypes {
-            self.busiest_by_group_type(dst, sd_idx, sd, idle, view, idx)
-        } else {
-            match self.busiest_by_load(dst, sd_idx, sd, idle, view, idx) {
-                Ok(found) => (Some(found), [0, 0]),
-                Err(nobusy) => (None, nobusy),
-            }
+        let at = At {
+            dst,
+            sd_idx,
+            sd,
+            idle,
+            idx,
         };
-        let Some((src, mode)) = busiest else {
-            // out_balanced
-            let st = &mut self.state[dst][sd_idx];
-            let lb = &mut st.stat.lb[ix];
-            lb.lb_balanced += 1;
-            lb.lb_nobusyg += nobusy[0];
-            lb.lb_nobusyq += nobusy[1];
-            st.nr_balance_failed = 0;
-            if idle != IdleType::NewlyIdle && st.balance_interval_ms < sd.max_interval_ms {
-                st.balance_interval_ms = (st.balance_interval_ms * 2).min(sd.max_interval_ms);
+        let found = if self.lb_rules == LbRules::GroupTypes {
+            self.busiest_by_group_type(at, view)
+        } else {
+            self.busiest_by_load(at, view)
+        };
+        let (src, mode) = match found {
+            Ok(found) => found,
+            Err(nobusy) => {
+                // out_balanced
+                let st = &mut self.state[dst][sd_idx];
+                let lb = &mut st.stat.lb[ix];
+                lb.lb_balanced += 1;
+                lb.lb_nobusyg += nobusy[0];
+                lb.lb_nobusyq += nobusy[1];
+                st.nr_balance_failed = 0;
+                if idle != IdleType::NewlyIdle && st.balance_interval_ms < sd.max_interval_ms {
+                    st.balance_interval_ms = (st.balance_interval_ms * 2).min(sd.max_interval_ms);
+                }
+                return 0;
             }
-            return 0;
         };
         let pass = Pass {
             dst,
@@ -101,17 +108,14 @@ impl CfsBalancer {
 
     /// The busiest CPU and what to move by the 5.5+ rules: the group statistics,
     /// [`find_busiest_group`], [`CfsBalancer::calculate_imbalance`] and
-    /// `find_busiest_queue()`; with the `lb_nobusyg`/`lb_nobusyq` counts.
-    #[allow(clippy::too_many_arguments)]
+    /// `find_busiest_queue()`; `Err` holds the `lb_nobusyg`/`lb_nobusyq` counts of a
+    /// balanced domain.
     fn busiest_by_group_type(
         &self,
-        dst: CpuId,
-        sd_idx: usize,
-        sd: &SchedDomain,
-        idle: IdleType,
+        at: At<'_>,
         view: &SchedView<'_>,
-        idx: usize,
-    ) -> (Option<(CpuId, Mode)>, [u64; 2]) {
+    ) -> Result<(CpuId, Mode), [u64; 2]> {
+        let At { sd, idx, .. } = at;
         let pct = sd.imbalance_pct;
         let stats: Vec<GroupStats> = sd
             .groups
@@ -122,7 +126,7 @@ impl CfsBalancer {
         let mut nobusy = [0u64; 2];
         let busiest = find_busiest_group(&stats)
             .and_then(|b| {
-                let mode = self.calculate_imbalance(dst, sd_idx, sd, idle, view, &stats, b);
+                let mode = self.calculate_imbalance(at, view, &stats, b);
                 Some((b, mode?))
             })
             .or_else(|| {
@@ -134,7 +138,7 @@ impl CfsBalancer {
                 nobusy[1] = u64::from(src.is_none());
                 Some((src?, mode))
             });
-        (busiest, nobusy)
+        busiest.ok_or(nobusy)
     }
 
     /// `should_we_balance()`: one CPU per local group balances, the first idle one, else the
@@ -152,17 +156,20 @@ impl CfsBalancer {
     /// `calculate_imbalance()` for the busiest group `b` (`stats[0]` is the local group):
     /// how much to move, or `None` when the domain is balanced enough. Reconstructed \[M\]:
     /// reduced to the load, spare-capacity and task-count modes of [`Mode`].
-    #[allow(clippy::too_many_arguments)]
     fn calculate_imbalance(
         &self,
-        dst: CpuId,
-        sd_idx: usize,
-        sd: &SchedDomain,
-        idle: IdleType,
+        at: At<'_>,
         view: &SchedView<'_>,
         stats: &[GroupStats],
         b: usize,
     ) -> Option<Mode> {
+        let At {
+            dst,
+            sd_idx,
+            sd,
+            idle,
+            ..
+        } = at;
         let local = &stats[0];
         let bg = &stats[b];
         let pct = sd.imbalance_pct;
@@ -475,6 +482,17 @@ fn update_idle_cpu_scan(dst: CpuId, sd: &SchedDomain, view: &SchedView<'_>, hint
         let llc = view.topo().cpu(dst).llc;
         hints.llc[llc].nr_idle_scan = (y * llc_size as u64 / 1024) as u32;
     }
+}
+
+/// Where a pass balances: the pulling CPU, its domain (and that domain's index in the
+/// CPU's chain), the idle type and the `cpu_load[]` index the pass reads.
+#[derive(Clone, Copy)]
+pub(super) struct At<'a> {
+    pub dst: CpuId,
+    pub sd_idx: usize,
+    pub sd: &'a SchedDomain,
+    pub idle: IdleType,
+    pub idx: usize,
 }
 
 /// What one pass balances: from `src` to `dst` in domain `sd`, how much (`mode`), and the

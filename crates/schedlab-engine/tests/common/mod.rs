@@ -99,3 +99,19 @@ pub fn run_on_core2quad(profile: MachineProfile, w: Workload) -> Simulation {
     assert_eq!(sim.run(), EndReason::AllExited);
     sim
 }
+
+/// The `(time, destination CPU)` of every task move in the trace of a run made with
+/// `trace: true` (wakeup and balancer moves alike).
+pub fn moves(sim: &mut Simulation) -> Vec<(u64, u32)> {
+    sim.take_trace()
+        .expect("the run was traced")
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            schedlab_trace::TraceEvent::MigrateTask {
+                ts_ns, dest_cpu, ..
+            } => Some((*ts_ns, *dest_cpu)),
+            _ => None,
+        })
+        .collect()
+}
