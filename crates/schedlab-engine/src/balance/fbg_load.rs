@@ -114,8 +114,12 @@ impl CfsBalancer {
             g.load += load;
             g.weighted += self.load_at(view, c);
             g.nr += nr;
-            g.util += (view.cpu_util(c) as i64 + self.planned[c.index()].util).max(0) as u64;
-            g.power += self.power_of(view, c);
+            // `cpu_util()` is capped at the CPU's original capacity, an SMT thread's share of
+            // `smt_gain` until 4.18 (`capacity_orig_of()`).
+            let power = self.power_of(view, c);
+            let util = (view.cpu_util(c) as i64 + self.planned[c.index()].util).max(0) as u64;
+            g.util += util.min(power);
+            g.power += power;
             g.idle_cpus += u32::from(self.idle_at(view, c));
             g.weight += 1;
         }
