@@ -5,8 +5,9 @@
 //! [`CfsBalancer`] is the sched-domain balancer of 2.6.2x–7.x: periodic balancing per
 //! domain with intervals and busy_factor, newly-idle balancing gated by `avg_idle`, nohz
 //! idle balancing kicked from busy CPUs, `task_hot` with the migration cost, and the
-//! SIS_UTIL `nr_idle_scan` refresh at LLC level. Group classification follows the 5.5+
-//! shape (has-spare / fully-busy / overloaded). When balancing keeps failing at a level
+//! SIS_UTIL `nr_idle_scan` refresh at LLC level. Group classification follows the era
+//! ([`LbRules`]): the 5.5+ shape (has-spare / fully-busy / overloaded) here, the load-based
+//! `find_busiest_group()` of 2.6.32-5.4 in `balance/fbg_load.rs`. When balancing keeps failing at a level
 //! (`nr_balance_failed` counts periodic failures only, as since 2.6.37), hot tasks become movable once it
 //! exceeds `cache_nice_tries`, and past `cache_nice_tries + 2` the pass asks for an **active
 //! balance**: the engine's stopper pushes a task, possibly the one running, off the busiest CPU
@@ -153,8 +154,8 @@ struct DomainState {
 /// never chosen; among the others with a task, the highest group type wins (overloaded >
 /// fully busy > has spare), then the higher `avg_load` (overloaded, fully busy) or the fewer
 /// idle CPUs and then more tasks (has spare). Covers the 5.5+ group classification (commit
-/// 0b0695f2b34a, "sched/fair: Rework load_balance()"), which [`CfsBalancer`] uses for all its
-/// eras; the group statistics are `update_sg_lb_stats()`'s ([`CfsBalancer::group_stats`]),
+/// 0b0695f2b34a, "sched/fair: Rework load_balance()"), which [`CfsBalancer`] uses for the
+/// eras of [`LbRules::GroupTypes`]; the group statistics are `update_sg_lb_stats()`'s ([`CfsBalancer::group_stats`]),
 /// the imbalance is decided in [`CfsBalancer::load_balance`] (`calculate_imbalance()`).
 /// Reconstructed \[M\]: the asym-packing, misfit and imbalanced group types are not
 /// modelled.
