@@ -380,6 +380,11 @@ impl CfsBalancer {
         (view.cpu_load(c) as i64 + self.planned[c].load).max(0) as u64
     }
 
+    /// The utilisation of `c` once the moves decided in this call are done.
+    fn util_at(&self, view: &SchedView<'_>, c: CpuId) -> u64 {
+        (view.cpu_util(c) as i64 + self.planned[c].util).max(0) as u64
+    }
+
     /// The load of `c` a pass reading load index `idx` sees (`source_load()` for a CPU of
     /// another group, `target_load()` for one of the local group), once the moves decided
     /// in this call are done. Index 0 is the current load.
@@ -469,7 +474,7 @@ impl CfsBalancer {
         for c in group.iter() {
             g.nr_running += self.nr_at(view, c);
             g.load += self.load_idx_at(view, c, idx, local);
-            g.util += (view.cpu_util(c) as i64 + self.planned[c].util).max(0) as u64;
+            g.util += self.util_at(view, c);
             g.capacity += view.capacity(c);
             g.idle_cpus += u32::from(self.idle_at(view, c));
             g.weight += 1;

@@ -67,15 +67,23 @@ pub(super) struct LoadStats {
     imb: bool,
 }
 
+/// `enum group_type` of 3.18–5.4, in the order `update_sd_pick_busiest()` compares them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum LoadGroupType {
+    Other,
+    Imbalanced,
+    Overloaded,
+}
+
 impl LoadStats {
-    /// `group_type` of 3.18–5.4: 0 other, 1 imbalanced, 2 overloaded.
-    fn group_type(&self) -> u8 {
+    /// `group_classify()`.
+    fn group_type(&self) -> LoadGroupType {
         if self.no_capacity {
-            2
+            LoadGroupType::Overloaded
         } else if self.imb {
-            1
+            LoadGroupType::Imbalanced
         } else {
-            0
+            LoadGroupType::Other
         }
     }
 }
@@ -117,8 +125,7 @@ impl CfsBalancer {
             // `cpu_util()` is capped at the CPU's original capacity, an SMT thread's share of
             // `smt_gain` until 4.18 (`capacity_orig_of()`).
             let power = self.power_of(view, c);
-            let util = (view.cpu_util(c) as i64 + self.planned[c.index()].util).max(0) as u64;
-            g.util += util.min(power);
+            g.util += self.util_at(view, c).min(power);
             g.power += power;
             g.idle_cpus += u32::from(self.idle_at(view, c));
             g.weight += 1;
@@ -153,7 +160,7 @@ impl CfsBalancer {
         match self.lb_rules {
             LbRules::Capacity => g.avg_load > b_avg && (g.nr > g.cap_tasks || g.imb),
             _ => {
-                let bt = b.map_or(0, LoadStats::group_type);
+                let bt = b.map_or(LoadGroupType::Other, LoadStats::group_type);
                 match g.group_type().cmp(&bt) {
                     std::cmp::Ordering::Greater => true,
                     std::cmp::Ordering::Less => false,
@@ -267,7 +274,8 @@ impl CfsBalancer {
                 u64::from(bg.nr.saturating_sub(bg.cap_tasks)) * SCALE * SCALE / bg.power.max(1)
             }
             LbRules::Util | LbRules::GroupTypes
-                if bg.group_type() == 2 && local.group_type() == 2 =>
+                if bg.group_type() == LoadGroupType::Overloaded
+                    && local.group_type() == LoadGroupType::Overloaded =>
             {
                 let over = u64::from(bg.nr) * SCALE;
                 if over > bg.power {
