@@ -281,11 +281,20 @@ impl Simulation {
     /// How much slower `t`'s memory-bound work runs on `cpu` than on its home node:
     /// `1 + remote_memory_slowdown × mem_intensity × (SLIT distance / 10 - 1)`, or `None`
     /// for a task without memory intensity or home node (nothing to scale).
+    ///
+    /// The test for "nothing to scale" is inlined into every compute and channel op (most
+    /// workloads have no memory intensity); the rest is out of line.
+    #[inline]
     pub(super) fn remote_memory_factor(&self, t: TaskId, cpu: CpuId) -> Option<f64> {
-        let task = &self.core.tasks[t];
-        if task.mem_intensity <= 0.0 {
+        if self.core.tasks[t].mem_intensity <= 0.0 {
             return None;
         }
+        self.remote_memory_factor_of(t, cpu)
+    }
+
+    #[inline(never)]
+    fn remote_memory_factor_of(&self, t: TaskId, cpu: CpuId) -> Option<f64> {
+        let task = &self.core.tasks[t];
         let home = task.home_node?;
         let dist = self
             .core
