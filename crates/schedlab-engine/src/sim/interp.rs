@@ -282,11 +282,12 @@ impl Simulation {
     /// `1 + remote_memory_slowdown × mem_intensity × (SLIT distance / 10 - 1)`, or `None`
     /// for a task without memory intensity or home node (nothing to scale).
     ///
-    /// The test for "nothing to scale" is inlined into every compute and channel op (most
-    /// workloads have no memory intensity); the rest is out of line.
+    /// The test for "nothing to scale" is inlined into every compute and channel op: while
+    /// no task has memory intensity (most workloads), one flag answers it; the rest is out
+    /// of line.
     #[inline]
     pub(super) fn remote_memory_factor(&self, t: TaskId, cpu: CpuId) -> Option<f64> {
-        if self.core.tasks[t].mem_intensity <= 0.0 {
+        if !self.core.mem_bound {
             return None;
         }
         self.remote_memory_factor_of(t, cpu)
@@ -295,6 +296,9 @@ impl Simulation {
     #[inline(never)]
     fn remote_memory_factor_of(&self, t: TaskId, cpu: CpuId) -> Option<f64> {
         let task = &self.core.tasks[t];
+        if task.mem_intensity <= 0.0 {
+            return None;
+        }
         let home = task.home_node?;
         let dist = self
             .core

@@ -26,6 +26,7 @@ impl Simulation {
         let id = TaskId::new(self.core.tasks.len());
         let task = self.new_task(spec_id, id, parent, parent_cpu);
         let (mm, prev, nice) = (task.mm, task.cpu, task.nice);
+        self.core.mem_bound |= task.mem_intensity > 0.0;
         self.core.tasks.push(task);
         self.objects.token.push(false);
         self.hints.task.push(TaskHints::default());

@@ -65,6 +65,10 @@ pub(crate) struct Core {
     pub smt_sibs: Vec<Vec<CpuId>>,
     /// Busy CPUs of each core (the SMT slowdown).
     pub core_busy: Vec<u8>,
+    /// Whether a task with memory intensity was ever created: until then no op needs the
+    /// remote-memory factor (most workloads never set one), and the interpreter skips it
+    /// without reading the task.
+    pub mem_bound: bool,
 }
 
 impl Core {
@@ -87,6 +91,7 @@ impl Core {
                 .map(|c| topo.smt_siblings(c).iter().filter(|&s| s != c).collect())
                 .collect(),
             core_busy: vec![0; topo.nr_cores()],
+            mem_bound: false,
             topo,
             cfg,
         }
