@@ -526,8 +526,15 @@ impl Simulation {
         entry + self.touch(obj, cpu)
     }
 
+    /// Draws one value of `d` from the run's stream. A constant (most op sizes and bursts)
+    /// is answered inline: it draws nothing, and the out-of-line call cost more than the
+    /// value.
+    #[inline]
     pub(super) fn sample(&mut self, d: &Dist) -> u64 {
-        d.sample(&mut self.run.rng)
+        match d {
+            Dist::Const(v) => *v,
+            _ => d.sample(&mut self.run.rng),
+        }
     }
 
     pub(super) fn arm_timer(&mut self, t: TaskId, at: Time) {
