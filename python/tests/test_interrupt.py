@@ -9,7 +9,11 @@ import time
 
 SCRIPT = textwrap.dedent(
     """
-    import sys, time, schedlab
+    import signal, sys, time, schedlab
+    # Python installs its KeyboardInterrupt handler only where SIGINT is not ignored at
+    # start, and a background job of a shell without job control (`cmd &` in a script)
+    # starts with SIGINT ignored: install it, as an interactive session has it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     print("ready", flush=True)
     t0 = time.monotonic()
     try:
