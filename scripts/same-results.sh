@@ -8,7 +8,7 @@
 # server models, the memory-intensity path and the NUMA workload, plus the bench scenarios'
 # event counts, with both binaries, and compares the outputs byte for byte.
 #
-# Usage: scripts/same-results.sh OLD_BINARY NEW_BINARY     (about 20 s on a quiet machine)
+# Usage: scripts/same-results.sh OLD_BINARY NEW_BINARY     (about 25 s on a quiet machine)
 # Exit status: 0 all identical, 1 a difference (named), 2 a run that failed.
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 OLD_BINARY NEW_BINARY" >&2; exit 2; }
@@ -33,8 +33,8 @@ err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 status=0
 for r in "${runs[@]}"; do
+    # Progress lines go to stderr, which is only shown when a run fails.
     # shellcheck disable=SC2086 # each entry is a list of arguments
-    # (Progress lines go to stderr, which is only shown when a run fails.)
     a=$("$old" run $r --reps 2 --json 2>"$err") || { echo "FAILED  $old run $r: $(cat "$err")" >&2; exit 2; }
     # shellcheck disable=SC2086
     b=$("$new" run $r --reps 2 --json 2>"$err") || { echo "FAILED  $new run $r: $(cat "$err")" >&2; exit 2; }

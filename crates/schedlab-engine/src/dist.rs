@@ -42,8 +42,19 @@ pub enum Dist {
 }
 
 impl Dist {
-    /// Draws one value.
+    /// Draws one value. A constant (most op sizes and bursts, on the interpreter's hot path)
+    /// is answered inline, drawing nothing; the other kinds are out of line.
+    #[inline]
     pub fn sample(&self, rng: &mut SimRng) -> u64 {
+        match self {
+            Dist::Const(v) => *v,
+            _ => self.sample_random(rng),
+        }
+    }
+
+    /// [`Dist::sample`] of the kinds that draw from `rng`.
+    #[inline(never)]
+    fn sample_random(&self, rng: &mut SimRng) -> u64 {
         match self {
             Dist::Const(v) => *v,
             Dist::Uniform { lo, hi } => {

@@ -293,6 +293,7 @@ impl Simulation {
         self.remote_memory_factor_of(t, cpu)
     }
 
+    /// [`Simulation::remote_memory_factor`] once some task has memory intensity.
     #[inline(never)]
     fn remote_memory_factor_of(&self, t: TaskId, cpu: CpuId) -> Option<f64> {
         let task = &self.core.tasks[t];
@@ -526,15 +527,9 @@ impl Simulation {
         entry + self.touch(obj, cpu)
     }
 
-    /// Draws one value of `d` from the run's stream. A constant (most op sizes and bursts)
-    /// is answered inline: it draws nothing, and the out-of-line call cost more than the
-    /// value.
-    #[inline]
+    /// Draws one value of `d` from the run's stream.
     pub(super) fn sample(&mut self, d: &Dist) -> u64 {
-        match d {
-            Dist::Const(v) => *v,
-            _ => d.sample(&mut self.run.rng),
-        }
+        d.sample(&mut self.run.rng)
     }
 
     pub(super) fn arm_timer(&mut self, t: TaskId, at: Time) {
